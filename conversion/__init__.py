@@ -1,0 +1,1 @@
+"""voxport: PyTorch text-to-speech models on Apple Core AI."""

@@ -1,0 +1,7 @@
+"""Model-agnostic machinery: export, bundle, runtime, buckets, precision, dsp, sampling, CLI."""
+
+import warnings
+
+# coreai-torch warns for any torch newer than 2.13.0 and counts "2.13.0+cpu" as newer; the
+# project pins exactly torch==2.13.0, so the warning says nothing here.
+warnings.filterwarnings("ignore", message="coreai-torch has only been validated", category=UserWarning)

@@ -1,0 +1,255 @@
+"""Bundles: a folder of `.aimodel` assets plus `manifest.json`, written atomically.
+
+A bundle is built in a temp folder next to its destination and renamed into place only when
+every asset and the manifest are written, so an export that fails half way leaves nothing.
+The manifest carries a content hash per asset; loading verifies them, so a re-export into the
+same path (or a tampered file) can never be served with the old graph's numerics.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .errors import BundleIntegrityError, BundleNotFoundError, UserError
+from .export import ExportedGraph, GraphSpec, export_graph
+from .precision import Precision
+
+FORMAT = "voxport-bundle/1"
+MANIFEST = "manifest.json"
+_PACKAGES = ("voxport", "torch", "coreai-torch", "coreai-core", "coreai-opt", "numpy")
+
+
+def package_versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def content_hash(path: Path) -> str:
+    """sha256 over every file under `path` (relative name and bytes, in sorted order)."""
+    h = hashlib.sha256()
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for p in files:
+        rel = p.relative_to(path).as_posix() if path.is_dir() else p.name
+        h.update(rel.encode() + b"\0")
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Manifest:
+    model: str
+    precision: str
+    graphs: dict[str, dict]
+    weights_sha256: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    voxport_version: str | None = None
+    created: str = ""
+    packages: dict[str, str | None] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, **self.__dict__}
+
+    @classmethod
+    def from_json(cls, d: dict, where: Path) -> Manifest:
+        if d.get("format") != FORMAT:
+            raise BundleIntegrityError(
+                f"{where}: not a {FORMAT} manifest (format={d.get('format')!r}); re-export it"
+            )
+        d = {k: v for k, v in d.items() if k != "format"}
+        try:
+            return cls(**d)
+        except TypeError as e:
+            raise BundleIntegrityError(f"{where}: malformed manifest ({e}); re-export it") from e
+
+    def function(self, graph: str, function: str) -> dict:
+        if graph not in self.graphs:
+            raise UserError(f"no graph '{graph}' in this bundle (has: {sorted(self.graphs)})")
+        fns = self.graphs[graph]["functions"]
+        if function not in fns:
+            raise UserError(
+                f"graph '{graph}' has no function '{function}' (has: {sorted(fns)})"
+            )
+        return fns[function]
+
+
+def check_writable_destination(dest: Path, overwrite: bool) -> None:
+    """Fail before any work: existing bundle without --overwrite, or an unwritable parent."""
+    dest = Path(dest)
+    if dest.exists() and not overwrite:
+        raise UserError(f"{dest} already exists: pass --overwrite to replace it")
+    parent = dest.parent if str(dest.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create {parent}: {e.strerror}") from e
+    if not os.access(parent, os.W_OK):
+        raise UserError(f"cannot write to {parent}: permission denied")
+
+
+class BundleWriter:
+    """Context manager building a bundle in a temp folder; renamed into place on success."""
+
+    def __init__(
+        self,
+        dest: Path | str,
+        model: str,
+        precision: Precision | str = Precision.FP32,
+        overwrite: bool = False,
+        weights_sha256: str | None = None,
+        config: dict | None = None,
+        meta: dict | None = None,
+    ) -> None:
+        self.dest = Path(dest)
+        self.model = model
+        self.precision = Precision.parse(precision)
+        self.overwrite = overwrite
+        self.weights_sha256 = weights_sha256
+        self.config = config or {}
+        self.meta = meta or {}
+        self.graphs: dict[str, dict] = {}
+        self._tmp: Path | None = None
+
+    def __enter__(self) -> BundleWriter:
+        check_writable_destination(self.dest, self.overwrite)
+        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.dest.name}.tmp-", dir=self.dest.parent))
+        return self
+
+    @property
+    def staging(self) -> Path:
+        assert self._tmp is not None, "use BundleWriter as a context manager"
+        return self._tmp
+
+    def add_graph(
+        self,
+        spec: GraphSpec,
+        precision: Precision | str | None = None,
+        lint: bool = True,
+        on_function=None,
+    ) -> ExportedGraph:
+        precision = Precision.parse(precision or self.precision)
+        asset = f"{spec.name}.aimodel"
+        exported = export_graph(spec, self.staging / asset, precision, lint, on_function)
+        self.graphs[spec.name] = {
+            "asset": asset,
+            "precision": precision.value,
+            "sha256": content_hash(self.staging / asset),
+            "functions": exported.functions,
+            "export_seconds": round(exported.seconds, 3),
+            "meta": spec.meta,
+        }
+        return exported
+
+    def add_file(self, src: Path, name: str | None = None) -> Path:
+        """Host-side data that travels with the bundle (voices, tables); hashed like assets."""
+        target = self.staging / (name or Path(src).name)
+        shutil.copy2(src, target)
+        self.meta.setdefault("files", {})[target.name] = file_sha256(target)
+        return target
+
+    def manifest(self) -> Manifest:
+        versions = package_versions()
+        return Manifest(
+            model=self.model,
+            precision=self.precision.value,
+            graphs=self.graphs,
+            weights_sha256=self.weights_sha256,
+            config=self.config,
+            voxport_version=versions.get("voxport"),
+            created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            packages=versions,
+            meta=self.meta,
+        )
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        tmp = self._tmp
+        self._tmp = None
+        if tmp is None:
+            return
+        if exc_type is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        try:
+            (tmp / MANIFEST).write_text(json.dumps(self.manifest().to_json(), indent=2) + "\n")
+            _replace_dir(tmp, self.dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+def _replace_dir(src: Path, dest: Path) -> None:
+    """Move `src` to `dest`, replacing an existing folder with as short a gap as renames allow."""
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        os.rename(dest, old)
+        try:
+            os.rename(src, dest)
+        except BaseException:
+            os.rename(old, dest)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(src, dest)
+
+
+def load_manifest(bundle: Path | str, verify: bool = True) -> Manifest:
+    """Read a bundle's manifest; with `verify`, check every asset's content hash."""
+    bundle = Path(bundle)
+    path = bundle / MANIFEST
+    if not bundle.is_dir():
+        raise BundleNotFoundError(f"no bundle at {bundle}: run `voxport export` first")
+    if not path.is_file():
+        raise BundleNotFoundError(f"{bundle} has no {MANIFEST}: not a voxport bundle")
+    try:
+        manifest = Manifest.from_json(json.loads(path.read_text()), path)
+    except json.JSONDecodeError as e:
+        raise BundleIntegrityError(f"{path} is not valid JSON ({e}); re-export it") from e
+    if verify:
+        verify_bundle(bundle, manifest)
+    return manifest
+
+
+def verify_bundle(bundle: Path, manifest: Manifest) -> None:
+    for name, g in manifest.graphs.items():
+        asset = bundle / g["asset"]
+        if not asset.exists():
+            raise BundleIntegrityError(f"{bundle}: asset {g['asset']} of graph '{name}' is missing")
+        actual = content_hash(asset)
+        if actual != g["sha256"]:
+            raise BundleIntegrityError(
+                f"{bundle}: asset {g['asset']} of graph '{name}' does not match its manifest "
+                f"(sha256 {actual[:12]}… != {g['sha256'][:12]}…): it was modified after export; "
+                "re-export the bundle"
+            )
+    for fname, digest in manifest.meta.get("files", {}).items():
+        f = bundle / fname
+        if not f.is_file() or file_sha256(f) != digest:
+            raise BundleIntegrityError(
+                f"{bundle}: file {fname} is missing or modified; re-export the bundle"
+            )

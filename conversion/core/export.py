@@ -1,0 +1,165 @@
+"""Export PyTorch modules to Core AI assets (`.aimodel`).
+
+One asset = one graph; it holds one or more functions (entrypoints). Functions of one asset
+share state by name — a `prefill` and a `decode` over one KV cache — and a bucketed graph is one
+function per static bucket. The path is torch.export -> decomposition -> lint -> converter ->
+(int8 quantization) -> save.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .buckets import Bucket
+from .decomp import decomposition_table
+from .errors import ExportLintError, UserError
+from .lint import lint_program
+from .precision import Precision, prepare_inputs, prepare_module, quantize_program
+
+
+@dataclass
+class FunctionSpec:
+    """One entrypoint: a module, its example inputs (in forward's argument order) and names."""
+
+    name: str
+    module: torch.nn.Module
+    inputs: dict[str, torch.Tensor]
+    outputs: Sequence[str]
+    states: Sequence[str] | None = None  # buffer paths mutated in forward; None = infer
+    bucket: Bucket | None = None
+
+
+@dataclass
+class GraphSpec:
+    """One asset: a named set of functions exported together."""
+
+    name: str
+    functions: list[FunctionSpec]
+    meta: dict = field(default_factory=dict)
+
+
+def _tensor_desc(name: str, t: torch.Tensor) -> dict:
+    return {"name": name, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+
+
+def state_name(buffer_path: str) -> str:
+    """Runtime state names are identifiers: `layers.0.k_cache` -> `layers_0_k_cache`."""
+    return buffer_path.replace(".", "_")
+
+
+def _mutated_buffers(ep: torch.export.ExportedProgram) -> list[str]:
+    return list(ep.graph_signature.buffers_to_mutate.values())
+
+
+def _output_descs(ep: torch.export.ExportedProgram, names: Sequence[str]) -> list[dict]:
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    values = out_node.args[0]
+    n_mut = len(ep.graph_signature.buffers_to_mutate)
+    user_values = list(values)[n_mut:]
+    if len(user_values) != len(names):
+        raise UserError(
+            f"the module returns {len(user_values)} output(s) but {len(names)} output name(s) "
+            f"were given ({list(names)}): name every output"
+        )
+    descs = []
+    for name, node in zip(names, user_values, strict=True):
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        if val is None:
+            descs.append({"name": name, "shape": None, "dtype": None})
+        else:
+            descs.append(_tensor_desc(name, val))
+    return descs
+
+
+def export_program(fn: FunctionSpec, lint: bool = True) -> tuple[torch.export.ExportedProgram, dict]:
+    """torch.export + decomposition + lint for one function; returns the program and its I/O."""
+    module = fn.module.eval()
+    args = tuple(fn.inputs.values())
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            exported = torch.export.export(module, args)
+        except Exception as e:
+            findings = lint_program_safe(module, fn.inputs)
+            if findings and lint:
+                raise ExportLintError(findings) from e
+            raise
+        decomposed = exported.run_decompositions(decomposition_table())
+    if lint:
+        findings = lint_program(exported, decomposed, fn.inputs)
+        if findings:
+            raise ExportLintError(findings)
+    mutated = _mutated_buffers(decomposed)
+    if fn.states is not None and sorted(fn.states) != sorted(mutated):
+        raise UserError(
+            f"function '{fn.name}': declared states {sorted(fn.states)} but forward mutates "
+            f"{sorted(mutated)}; a mutated buffer must be non-persistent state, declared here"
+        )
+    buffers = dict(module.named_buffers())
+    io = {
+        "inputs": [_tensor_desc(k, v) for k, v in fn.inputs.items()],
+        "outputs": _output_descs(decomposed, fn.outputs),
+        "states": [_tensor_desc(state_name(b), buffers[b]) for b in mutated],
+    }
+    if fn.bucket is not None:
+        io["bucket"] = dict(fn.bucket)
+    return decomposed, io
+
+
+def lint_program_safe(module: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> list:
+    """When torch.export itself fails, the int64-input lint can still explain part of it."""
+    from .lint import input_dtype_findings
+
+    return input_dtype_findings(inputs)
+
+
+@dataclass
+class ExportedGraph:
+    name: str
+    path: Path
+    precision: Precision
+    functions: dict[str, dict]
+    seconds: float
+
+
+def export_graph(
+    spec: GraphSpec,
+    asset_path: Path,
+    precision: Precision | str = Precision.FP32,
+    lint: bool = True,
+    on_function: Callable[[str], None] | None = None,
+) -> ExportedGraph:
+    """Export every function of `spec` into one `.aimodel` at `asset_path`."""
+    from coreai_torch import TorchConverter
+
+    precision = Precision.parse(precision)
+    start = time.perf_counter()
+    converter = TorchConverter()
+    functions: dict[str, dict] = {}
+    for fn in spec.functions:
+        module = prepare_module(fn.module, precision)
+        inputs = prepare_inputs(fn.inputs, precision)
+        at_precision = FunctionSpec(fn.name, module, inputs, fn.outputs, fn.states, fn.bucket)
+        program, io = export_program(at_precision, lint=lint)
+        converter.add_exported_program(
+            program,
+            input_names=list(inputs),
+            output_names=list(fn.outputs),
+            state_names=[s["name"] for s in io["states"]],
+            entrypoint_name=fn.name,
+        )
+        functions[fn.name] = io
+        if on_function is not None:
+            on_function(fn.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = quantize_program(converter.to_coreai(), precision)
+    program.save_asset(Path(asset_path))
+    return ExportedGraph(spec.name, Path(asset_path), precision, functions,
+                         time.perf_counter() - start)

@@ -1,0 +1,360 @@
+"""A synchronous Session over the Core AI runtime.
+
+`Session` loads a bundle once (each asset lowered once per process — the lowering costs
+0.1–0.5 s), calls functions by name with numpy arrays, converts dtypes explicitly (int64 ids ->
+int32, which the runtime requires) and owns state arrays (KV caches) per graph. The runtime is
+async; the session drives it on a private event loop so callers stay plain Python.
+
+`IsolatedSession` runs a `Session` in a spawned child process: a Swift fatal error aborts the
+whole process, and there it becomes a `RuntimeCrash` naming the graph and function instead of
+the end of the caller (a test session, a gate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import errors
+from .bundle import Manifest, load_manifest
+from .errors import InputSpecError, RuntimeCrash
+
+_INT32 = np.iinfo(np.int32)
+
+
+@contextlib.contextmanager
+def _captured_stderr(enabled: bool = True) -> Iterator[Path | None]:
+    """Send fd 2 to a temp file (the runtime logs each function load there); replay on error."""
+    if not enabled:
+        yield None
+        return
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield None
+        except BaseException:
+            os.dup2(saved, 2)
+            tmp.seek(0)
+            os.write(2, tmp.read()[-4000:])
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def to_runtime_array(name: str, value: Any, desc: Mapping[str, Any]) -> np.ndarray:
+    """Convert one input to the function's declared dtype and check its shape.
+
+    Only lossless or explicitly documented casts are made: int64 -> int32 (range-checked),
+    float64 -> float32/16, float32 -> float16 for fp16 graphs. Anything else is an error.
+    """
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    arr = np.asarray(value)
+    want = np.dtype(desc["dtype"])
+    if arr.dtype != want:
+        if arr.dtype.kind in "iu" and want == np.int32:
+            if arr.size and (arr.min() < _INT32.min or arr.max() > _INT32.max):
+                raise InputSpecError(f"input '{name}': values do not fit int32")
+            arr = arr.astype(np.int32)
+        elif arr.dtype.kind == "f" and want.kind == "f":
+            arr = arr.astype(want)
+        elif arr.dtype == np.bool_ and want.kind in "fi":
+            arr = arr.astype(want)
+        else:
+            raise InputSpecError(f"input '{name}': dtype {arr.dtype}, the graph wants {want}")
+    shape = tuple(desc["shape"])
+    if arr.shape != shape:
+        raise InputSpecError(
+            f"input '{name}': shape {list(arr.shape)}, the graph wants {list(shape)} "
+            "(pad to the bucket with conversion.core.buckets.pad_to)"
+        )
+    return np.ascontiguousarray(arr)
+
+
+class Session:
+    """Load a bundle once; call its functions synchronously with numpy arrays."""
+
+    def __init__(
+        self,
+        bundle: Path | str,
+        graphs: list[str] | None = None,
+        verify: bool = True,
+        quiet: bool = True,
+    ) -> None:
+        import coreai  # noqa: F401  (import errors surface here, not mid-call)
+
+        self.bundle = Path(bundle)
+        self.manifest: Manifest = load_manifest(self.bundle, verify=verify)
+        self.quiet = quiet
+        names = list(self.manifest.graphs) if graphs is None else list(graphs)
+        unknown = [g for g in names if g not in self.manifest.graphs]
+        if unknown:
+            raise errors.UserError(
+                f"no graph(s) {unknown} in {self.bundle} (has: {sorted(self.manifest.graphs)})"
+            )
+        self._loop = asyncio.new_event_loop()
+        self._stack = contextlib.AsyncExitStack()
+        self._executables: dict[str, Any] = {}
+        self._functions: dict[tuple[str, str], Any] = {}
+        self._states: dict[tuple[str, str], dict[str, Any]] = {}
+        try:
+            for g in names:
+                self.load_graph(g)
+        except BaseException:
+            self.close()
+            raise
+
+    def load_graph(self, graph: str) -> None:
+        """Lower one asset for this process (done once; its functions load on first call)."""
+        from coreai.authoring.asset import AIModelAsset
+
+        if graph in self._executables:
+            return
+        if graph not in self.manifest.graphs:
+            raise errors.UserError(f"no graph '{graph}' (has: {sorted(self.manifest.graphs)})")
+        with _captured_stderr(self.quiet), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            asset = AIModelAsset.load(self.bundle / self.manifest.graphs[graph]["asset"])
+            self._executables[graph] = self._loop.run_until_complete(
+                self._stack.enter_async_context(asset.executable())
+            )
+
+    # -- functions ---------------------------------------------------------------------------
+    def graphs(self) -> list[str]:
+        return list(self._executables)
+
+    def functions(self, graph: str) -> list[str]:
+        return list(self.manifest.graphs[graph]["functions"])
+
+    def _function(self, graph: str, function: str):
+        key = (graph, function)
+        fn = self._functions.get(key)
+        if fn is None:
+            self.manifest.function(graph, function)
+            if graph not in self._executables:
+                raise errors.UserError(f"graph '{graph}' was not loaded in this session")
+            with _captured_stderr(self.quiet):
+                fn = self._executables[graph].load_function(function)
+            self._functions[key] = fn
+        return fn
+
+    # -- state -------------------------------------------------------------------------------
+    def _state_for(self, graph: str, function: str, key: str) -> dict[str, Any] | None:
+        descs = self.manifest.function(graph, function)["states"]
+        if not descs:
+            return None
+        state = self._states.get((graph, key))
+        if state is None:
+            state = self._new_state(descs)
+            self._states[(graph, key)] = state
+        return state
+
+    @staticmethod
+    def _new_state(descs: list[dict]) -> dict[str, Any]:
+        from coreai.runtime import NDArray
+
+        return {d["name"]: NDArray(np.zeros(d["shape"], np.dtype(d["dtype"]))) for d in descs}
+
+    def reset_state(self, graph: str, key: str = "default") -> None:
+        """Zero a graph's state (a fresh KV cache); the next call starts from it."""
+        self._states.pop((graph, key), None)
+
+    def read_state(self, graph: str, key: str = "default") -> dict[str, np.ndarray]:
+        """A copy of the state arrays as they are now (re-read after every call)."""
+        state = self._states.get((graph, key), {})
+        return {k: np.array(v.numpy()) for k, v in state.items()}
+
+    # -- calls -------------------------------------------------------------------------------
+    def run(
+        self,
+        graph: str,
+        function: str,
+        inputs: Mapping[str, Any],
+        state: str = "default",
+    ) -> dict[str, np.ndarray]:
+        """Call `graph.function` with named inputs; state `state` is passed and kept."""
+        from coreai.runtime import NDArray
+
+        desc = self.manifest.function(graph, function)
+        expected = [d["name"] for d in desc["inputs"]]
+        if set(inputs) != set(expected):
+            missing = sorted(set(expected) - set(inputs))
+            extra = sorted(set(inputs) - set(expected))
+            raise InputSpecError(
+                f"{graph}.{function}: inputs are {expected}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; unexpected {extra}" if extra else "")
+            )
+        args = {
+            d["name"]: NDArray(to_runtime_array(d["name"], inputs[d["name"]], d))
+            for d in desc["inputs"]
+        }
+        fn = self._function(graph, function)
+        st = self._state_for(graph, function, state)
+        if st is None:
+            out = self._loop.run_until_complete(fn(args))
+        else:
+            out = self._loop.run_until_complete(fn(args, state=st))
+        return {k: np.array(v.numpy()) for k, v in out.items()}
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            self._loop.run_until_complete(self._stack.aclose())
+        self._loop.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# -- child-process isolation ---------------------------------------------------------------------
+
+
+def serve(fd: int, bundle: str) -> None:
+    """The child's loop: one Session, requests in over the socket `fd`, results back."""
+    from multiprocessing.connection import Connection
+
+    conn = Connection(fd)
+    try:
+        session = Session(bundle, graphs=[], verify=False, quiet=False)
+    except Exception as e:  # report, then exit cleanly
+        conn.send(("err", (type(e).__name__, str(e))))
+        return
+    conn.send(("ok", None))
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            break
+        if msg is None:
+            break
+        op, args = msg
+        try:
+            conn.send(("ok", getattr(session, op)(*args)))
+        except Exception as e:
+            conn.send(("err", (type(e).__name__, str(e))))
+    session.close()
+
+
+def _rebuild_error(name: str, message: str) -> Exception:
+    cls = getattr(errors, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls(message)
+    return RuntimeError(f"{name}: {message}")
+
+
+class IsolatedSession:
+    """The `Session` API, run in a child process so a runtime abort is an exception here.
+
+    The child is a fresh interpreter (`python -m conversion.core.runtime_worker`), not a
+    multiprocessing spawn, so callers need no `if __name__ == "__main__"` guard, and not a fork,
+    so no half-initialised runtime threads are inherited.
+    """
+
+    def __init__(
+        self, bundle: Path | str, graphs: list[str] | None = None, verify: bool = True
+    ) -> None:
+        from multiprocessing.connection import Connection
+
+        self.bundle = Path(bundle)
+        self.manifest = load_manifest(self.bundle, verify=verify)
+        parent, child = socket.socketpair()
+        self._log = tempfile.NamedTemporaryFile(prefix="voxport-runtime-", suffix=".log")
+        cmd = [sys.executable, "-m", "conversion.core.runtime_worker", str(child.fileno()),
+               str(self.bundle)]
+        self._proc = subprocess.Popen(
+            cmd, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
+            stderr=self._log,
+        )
+        child.close()
+        self._conn = Connection(parent.detach())
+        self._call_child(None, "(start)", "(start)")
+        for g in list(self.manifest.graphs) if graphs is None else graphs:
+            # One request per graph, so a crash while lowering names the graph.
+            self._call_child(("load_graph", (g,)), g, "(load)")
+
+    def _stderr_tail(self, n: int = 1500) -> str:
+        try:
+            text = Path(self._log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+        lines = [ln for ln in text.splitlines() if "Loading function" not in ln]
+        return "\n".join(lines)[-n:].strip()
+
+    def _call_child(self, msg, graph: str, function: str):
+        try:
+            if msg is not None:
+                self._conn.send(msg)
+            status, payload = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
+            try:
+                code = self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                code = self._proc.wait()
+            how = f"exit code {code}"
+            if code < 0:
+                how = f"killed by {signal.Signals(-code).name}"
+            tail = self._stderr_tail()
+            raise RuntimeCrash(
+                f"the Core AI runtime crashed in graph '{graph}' function '{function}' ({how})"
+                + (f"; its last words:\n{tail}" if tail else "")
+            ) from None
+        if status == "err":
+            raise _rebuild_error(*payload)
+        return payload
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def run(
+        self, graph: str, function: str, inputs: Mapping[str, Any], state: str = "default"
+    ) -> dict[str, np.ndarray]:
+        inputs = {
+            k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v))
+            for k, v in inputs.items()
+        }
+        return self._call_child(("run", (graph, function, inputs, state)), graph, function)
+
+    def reset_state(self, graph: str, key: str = "default") -> None:
+        self._call_child(("reset_state", (graph, key)), graph, "reset_state")
+
+    def read_state(self, graph: str, key: str = "default") -> dict[str, np.ndarray]:
+        return self._call_child(("read_state", (graph, key)), graph, "read_state")
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            with contextlib.suppress(Exception):
+                self._conn.send(None)
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._conn.close()
+        self._log.close()
+
+    def __enter__(self) -> IsolatedSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,376 @@
+"""Token sampling: logits processors and a Gumbel-max draw, on the host and inside a graph.
+
+The two forms draw the SAME token from the same logits and the same uniforms `u`:
+
+- host (NumPy): `process_logits` returns the masked, temperature-scaled scores; `sample` draws;
+- in-graph (`GumbelSampler`, an exportable `nn.Module`): no full-vocabulary sort, no `rand*`, no
+  `multinomial` (the Core AI converter takes none of them) - `topk`, `cumsum`, `gather`, `where`.
+
+The draw is the exponential-race form of Gumbel-max, the one Audio8's `ArkttsModel._sample` uses:
+
+    token = argmax_i( p_i / E_i ),   E_i = -log(u_i),   u_i ~ Uniform(0, 1) one per vocabulary row
+
+with `p` the processed distribution (any positive multiple of it: we use exp(score - max score)).
+It is exactly a draw from `p` (E_i are Exp(1); the winner of an exponential race with rates p_i
+is i with probability p_i), and because `u` is an input, a recorded `u` replays a draw exactly.
+`u` is clipped to [smallest normal, 1 - 2**-24] first so that u == 0 or u == 1 cannot make a
+0/0; no other float32 value in (0, 1) is changed by the clip.
+
+Order of the processors (`SamplingConfig.order`):
+
+- "hf" (transformers' `generate`): CFG -> repetition penalty -> temperature -> top-k -> top-p ->
+  min-p -> draw. top-p is computed on the distribution left by top-k (renormalised), keeps the
+  smallest prefix whose cumulative probability reaches top_p (a token is kept while the mass
+  strictly before it is < top_p, so the best token is always kept), min-p removes tokens with
+  p < min_p * p_max on the temperature-scaled distribution.
+- "chatterbox" (Chatterbox's `T3.inference` loop, chatterbox-tts 0.1.x): the same, but min-p
+  runs BEFORE top-p, so top-p sees the distribution renormalised over what min-p kept.
+- "audio8" (Audio8's `ArkttsLegacyTopKTopPLogitsProcessor`, then `/ temperature`): top-k and
+  top-p together on the raw (untempered) scores, top-p's probabilities normalised over the whole
+  vocabulary (not over the top-k), a token removed when the inclusive cumulative sum exceeds top_p
+  (best always kept); then temperature; then min-p if set.
+
+CFG is Chatterbox's `cond + w * (cond - uncond)`. The repetition penalty is transformers':
+a token present in `previous_tokens` has its logit multiplied by the penalty when negative and
+divided by it otherwise (once, however often it occurs); -1 entries are padding.
+
+The candidate bound: top-p needs a sort, and the graph only sorts the top `candidates` tokens
+(`topk`). When top-p is on and top-k is off, BOTH forms therefore only ever keep tokens among the
+`candidates` best (by the score top-p is computed on); top-p's normaliser still runs over the whole
+vocabulary (or whatever top-k / min-p left), so the cut itself is exact, and only a top-p set
+longer than `candidates` is truncated. When top-k is on, the candidates are exactly the top_k
+tokens (`candidates` is not used); with neither top-k nor top-p the draw runs over the whole
+vocabulary. Ties between equal scores at the top-k boundary are broken by index order (the host)
+or by `topk` (the graph); transformers keeps all of them. `process_logits(..., candidates=None)`
+drops the bound, so its count of finite scores says how many tokens the bound would truncate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+Order = Literal["hf", "chatterbox", "audio8"]
+ORDERS: tuple[str, ...] = ("hf", "chatterbox", "audio8")
+DEFAULT_CANDIDATES = 50
+
+# The clip that keeps -log(u) finite and positive: only u == 0 and u == 1 are moved by it.
+U_MIN = float(np.finfo(np.float32).tiny)
+U_MAX = float(np.float32(1.0) - np.float32(2.0**-24))
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """What to do to the logits before the draw. `top_k` 0, `top_p` 1.0 and `min_p` 0.0 mean off."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    repetition_penalty: float = 1.0
+    cfg_weight: float | None = None
+    order: Order = "hf"
+
+    def __post_init__(self) -> None:
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+        if self.top_k is not None and self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0, got {self.top_k}")
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.min_p is not None and not 0.0 <= self.min_p <= 1.0:
+            raise ValueError(f"min_p must be in [0, 1], got {self.min_p}")
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
+
+    @property
+    def uses_top_k(self) -> bool:
+        return bool(self.top_k)
+
+    @property
+    def uses_top_p(self) -> bool:
+        return self.top_p is not None and self.top_p < 1.0
+
+    @property
+    def uses_min_p(self) -> bool:
+        return bool(self.min_p)
+
+    @property
+    def uses_penalty(self) -> bool:
+        return self.repetition_penalty != 1.0
+
+    @property
+    def uses_cfg(self) -> bool:
+        return self.cfg_weight is not None
+
+    def candidate_count(self, vocab_size: int, candidates: int | None) -> int:
+        """How many sorted tokens the filters look at (the vocabulary when unbounded)."""
+        if self.uses_top_k:
+            return min(int(self.top_k), vocab_size)
+        if self.uses_top_p and candidates is not None:
+            return min(int(candidates), vocab_size)
+        return vocab_size
+
+
+# ---------------------------------------------------------------------------------------------
+# Host form (NumPy, float32 throughout so that it rounds like the float32 graph)
+# ---------------------------------------------------------------------------------------------
+
+
+def cfg_combine(cond: np.ndarray, uncond: np.ndarray, w: float) -> np.ndarray:
+    """Classifier-free guidance, Chatterbox's convention: cond + w * (cond - uncond)."""
+    cond = np.asarray(cond, dtype=np.float32)
+    uncond = np.asarray(uncond, dtype=np.float32)
+    return cond + np.float32(w) * (cond - uncond)
+
+
+def _seen_mask(previous_tokens: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    batch, vocab = shape
+    prev = np.asarray(previous_tokens).astype(np.int64)
+    prev = prev.reshape(1, -1) if prev.ndim == 1 else prev
+    if prev.shape[0] != batch:
+        raise ValueError(f"previous_tokens has {prev.shape[0]} rows, logits {batch}")
+    if (prev >= vocab).any() or (prev < -1).any():
+        lo, hi = prev.min(), prev.max()
+        raise ValueError(f"previous_tokens must be in [-1, {vocab}), got {lo}..{hi}")
+    rows = np.broadcast_to(np.arange(batch)[:, None], prev.shape)
+    valid = prev >= 0
+    seen = np.zeros(shape, dtype=bool)
+    seen[rows[valid], prev[valid]] = True
+    return seen
+
+
+def apply_repetition_penalty(
+    logits: np.ndarray, previous_tokens: np.ndarray, penalty: float
+) -> np.ndarray:
+    """transformers' rule: seen tokens' logits x penalty when < 0, / penalty otherwise; -1 = pad."""
+    x = np.asarray(logits, dtype=np.float32)
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    seen = _seen_mask(previous_tokens, x2.shape)
+    pen = np.float32(penalty)
+    out = np.where(seen, np.where(x2 < 0, x2 * pen, x2 / pen), x2).astype(np.float32)
+    return out.reshape(x.shape)
+
+
+def _top_p_keep_sorted(
+    r_sorted: np.ndarray, total: np.ndarray, top_p: float, inclusive: bool
+) -> np.ndarray:
+    """Which sorted positions top-p keeps, given relative probabilities and their normaliser."""
+    p = r_sorted / total
+    cum = np.cumsum(p, axis=-1, dtype=np.float32)
+    # "hf": keep while the mass before the token is < top_p; "audio8": drop once cum > top_p.
+    keep = cum <= np.float32(top_p) if inclusive else (cum - p) < np.float32(top_p)
+    keep[:, 0] = True
+    return keep
+
+
+def process_logits(
+    logits: np.ndarray,
+    cfg: SamplingConfig,
+    previous_tokens: np.ndarray | None = None,
+    uncond_logits: np.ndarray | None = None,
+    candidates: int | None = DEFAULT_CANDIDATES,
+) -> np.ndarray:
+    """Masked, temperature-scaled scores ([V] or [B, V] float32; -inf where a filter removed).
+
+    `candidates` is the graph's bound on the tokens top-p can keep (see the module docstring);
+    pass the same value as the `GumbelSampler`, or None for the unbounded processors.
+    """
+    x = np.asarray(logits, dtype=np.float32)
+    squeeze = x.ndim == 1
+    x = x.reshape(1, -1) if squeeze else x
+    batch, vocab = x.shape
+    if cfg.uses_cfg:
+        if uncond_logits is None:
+            raise ValueError("cfg_weight is set: uncond_logits is required")
+        x = cfg_combine(x, np.asarray(uncond_logits, np.float32).reshape(x.shape), cfg.cfg_weight)
+    if cfg.uses_penalty:
+        if previous_tokens is None:
+            raise ValueError("repetition_penalty != 1: previous_tokens is required")
+        x = apply_repetition_penalty(x, previous_tokens, cfg.repetition_penalty)
+    s = x / np.float32(cfg.temperature)
+    f = x if cfg.order == "audio8" else s  # the scores top-k / top-p are computed on
+
+    keep = np.ones((batch, vocab), dtype=bool)
+    if cfg.uses_top_k or cfg.uses_top_p:
+        order = np.argsort(-f, axis=-1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(vocab)[None, :].repeat(batch, 0), axis=-1)
+        if cfg.uses_top_k:
+            keep &= rank < cfg.top_k
+
+    def min_p_keep() -> np.ndarray:
+        return np.exp(s - s.max(axis=-1, keepdims=True)) >= np.float32(cfg.min_p)
+
+    if cfg.uses_min_p and cfg.order == "chatterbox":
+        keep &= min_p_keep()
+    if cfg.uses_top_p:
+        r = np.exp(f - f.max(axis=-1, keepdims=True))
+        # The normaliser: what is left so far ("hf", "chatterbox"), the whole vocabulary ("audio8").
+        basis = np.ones_like(keep) if cfg.order == "audio8" else keep
+        total = np.where(basis, r, np.float32(0)).sum(axis=-1, keepdims=True, dtype=np.float32)
+        r_sorted = np.take_along_axis(np.where(basis, r, np.float32(0)), order, axis=-1)
+        kept_sorted = _top_p_keep_sorted(r_sorted, total, cfg.top_p, cfg.order == "audio8")
+        keep &= np.take_along_axis(kept_sorted, rank, axis=-1)
+        if candidates is not None and not cfg.uses_top_k:
+            keep &= rank < candidates
+    if cfg.uses_min_p and cfg.order != "chatterbox":
+        keep &= min_p_keep()
+
+    out = np.where(keep, s, np.float32(-np.inf)).astype(np.float32)
+    return out[0] if squeeze else out
+
+
+def gumbel_argmax(scores: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """argmax(exp(score - max) / -log(u)) per row: the exponential-race draw, scores may be -inf."""
+    scores = np.asarray(scores, dtype=np.float32)
+    u = np.clip(np.asarray(uniforms, dtype=np.float32), U_MIN, U_MAX).reshape(scores.shape)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True)) / -np.log(u)
+    return np.argmax(w, axis=-1)
+
+
+def sample(
+    logits: np.ndarray,
+    uniforms: np.ndarray,
+    cfg: SamplingConfig,
+    previous_tokens: np.ndarray | None = None,
+    uncond_logits: np.ndarray | None = None,
+    candidates: int | None = DEFAULT_CANDIDATES,
+) -> int | np.ndarray:
+    """Draw one token per row. `uniforms` (same shape as logits, in (0, 1)) IS the randomness:
+    the same logits and the same uniforms give the same token here and in `GumbelSampler`."""
+    scores = process_logits(logits, cfg, previous_tokens, uncond_logits, candidates)
+    drawn = gumbel_argmax(scores, uniforms)
+    return int(drawn) if np.ndim(drawn) == 0 else drawn.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# In-graph form (exportable; float32 inside whatever the graph's precision)
+# ---------------------------------------------------------------------------------------------
+
+
+class GumbelSampler(nn.Module):
+    """The host `sample` as a graph: logits [B, V], uniforms [B, V] -> token ids [B] int32.
+
+    Optional inputs: `previous_tokens` [B, W] int32 (-1 = none; needed when the repetition
+    penalty is on) and `uncond_logits` [B, V] (needed when cfg_weight is set). For a standalone
+    export pass exactly the inputs in `input_names`, in that order: a float third positional
+    input is taken as `uncond_logits` so that a CFG-only sampler needs no dummy token window.
+    """
+
+    def __init__(
+        self, vocab_size: int, config: SamplingConfig, candidates: int = DEFAULT_CANDIDATES
+    ) -> None:
+        super().__init__()
+        self.vocab_size = int(vocab_size)
+        self.config = config
+        self.candidates = int(candidates)
+        self.k = config.candidate_count(self.vocab_size, self.candidates)
+        self.sorts = config.uses_top_k or config.uses_top_p
+
+    @property
+    def input_names(self) -> list[str]:
+        names = ["logits", "uniforms"]
+        if self.config.uses_penalty:
+            names.append("previous_tokens")
+        if self.config.uses_cfg:
+            names.append("uncond_logits")
+        return names
+
+    def example_inputs(self, batch: int = 1, window: int = 16) -> dict[str, torch.Tensor]:
+        """Inputs of the right shapes and dtypes, keyed and ordered like `input_names`."""
+        g = torch.Generator().manual_seed(0)
+        shape = (batch, self.vocab_size)
+        out = {
+            "logits": torch.randn(shape, generator=g),
+            "uniforms": torch.rand(shape, generator=g).clamp(U_MIN, U_MAX),
+        }
+        if self.config.uses_penalty:
+            out["previous_tokens"] = torch.randint(
+                -1, self.vocab_size, (batch, window), generator=g, dtype=torch.int32
+            )
+        if self.config.uses_cfg:
+            out["uncond_logits"] = torch.randn(shape, generator=g)
+        return out
+
+    def _penalise(self, x: torch.Tensor, previous_tokens: torch.Tensor) -> torch.Tensor:
+        # A one-hot compare instead of scatter: no index writes, costs B * W * V compares.
+        vocab = torch.arange(self.vocab_size, dtype=torch.int32, device=x.device)
+        seen = (previous_tokens.to(torch.int32).unsqueeze(-1) == vocab).any(dim=1)
+        pen = self.config.repetition_penalty
+        return torch.where(seen, torch.where(x < 0, x * pen, x / pen), x)
+
+    def forward(
+        self,
+        logits: torch.Tensor,
+        uniforms: torch.Tensor,
+        previous_tokens: torch.Tensor | None = None,
+        uncond_logits: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        cfg = self.config
+        if previous_tokens is not None and previous_tokens.is_floating_point():
+            previous_tokens, uncond_logits = None, previous_tokens
+        # float32 inside even in an fp16 graph: -log(u) and the top-p cumsum need the digits.
+        x = logits.float()
+        if cfg.uses_cfg:
+            cond, uncond = x, uncond_logits.float()
+            x = cond + cfg.cfg_weight * (cond - uncond)
+        if cfg.uses_penalty:
+            x = self._penalise(x, previous_tokens)
+        s = x / cfg.temperature
+        f = x if cfg.order == "audio8" else s
+        e = -torch.log(uniforms.float().clamp(U_MIN, U_MAX))
+        if not self.sorts:
+            return self._draw_full(s, e)
+        return self._draw_candidates(f, s, e)
+
+    def _draw_full(self, s: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """Neither top-k nor top-p: the draw runs over the whole vocabulary (min-p is a compare)."""
+        r = torch.exp(s - s.amax(dim=-1, keepdim=True))
+        if self.config.uses_min_p:
+            r = torch.where(r >= self.config.min_p, r, torch.zeros_like(r))
+        return torch.argmax(r / e, dim=-1).to(torch.int32)
+
+    def _draw_candidates(self, f: torch.Tensor, s: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        cfg = self.config
+        f_c, idx = torch.topk(f, self.k, dim=-1)  # sorted, best first
+        s_c = f_c / cfg.temperature if cfg.order == "audio8" else f_c
+        first = torch.arange(self.k, device=f.device) == 0
+        keep = torch.ones_like(f_c, dtype=torch.bool)
+        r_s = torch.exp(s_c - s_c[:, :1])  # relative probabilities on the tempered scores
+        if cfg.uses_min_p and cfg.order == "chatterbox":
+            keep = keep & (r_s >= cfg.min_p)
+        if cfg.uses_top_p:
+            keep = keep & self._top_p_keep(f, f_c, keep, first)
+        if cfg.uses_min_p and cfg.order != "chatterbox":
+            keep = keep & (r_s >= cfg.min_p)
+        w = torch.where(keep, r_s, torch.zeros_like(r_s)) / torch.gather(e, 1, idx)
+        pos = torch.argmax(w, dim=-1, keepdim=True)
+        return torch.gather(idx, 1, pos).squeeze(-1).to(torch.int32)
+
+    def _top_p_keep(
+        self, f: torch.Tensor, f_c: torch.Tensor, keep: torch.Tensor, first: torch.Tensor
+    ) -> torch.Tensor:
+        cfg = self.config
+        r_c = torch.exp(f_c - f_c[:, :1])
+        r_c = torch.where(keep, r_c, torch.zeros_like(r_c))
+        # The normaliser over everything still in play - the whole vocabulary unless top-k
+        # (candidates are exactly the top_k) or min-p ("chatterbox") removed some of it.
+        if cfg.uses_top_k and cfg.order != "audio8":
+            total = r_c.sum(dim=-1, keepdim=True)
+        else:
+            r_full = torch.exp(f - f_c[:, :1])
+            if cfg.uses_min_p and cfg.order == "chatterbox":
+                # min-p ran first and its survivors may lie past the candidates: sum them all.
+                r_full = torch.where(r_full >= cfg.min_p, r_full, torch.zeros_like(r_full))
+            total = r_full.sum(dim=-1, keepdim=True)
+        p = r_c / total
+        cum = torch.cumsum(p, dim=-1)
+        cut = cum <= cfg.top_p if cfg.order == "audio8" else (cum - p) < cfg.top_p
+        return cut | first
