@@ -93,9 +93,7 @@ class Manifest:
             raise UserError(f"no graph '{graph}' in this bundle (has: {sorted(self.graphs)})")
         fns = self.graphs[graph]["functions"]
         if function not in fns:
-            raise UserError(
-                f"graph '{graph}' has no function '{function}' (has: {sorted(fns)})"
-            )
+            raise UserError(f"graph '{graph}' has no function '{function}' (has: {sorted(fns)})")
         return fns[function]
 
 

@@ -45,14 +45,27 @@ def _weights(value: str) -> str | Path:
 def _add_common(p: argparse.ArgumentParser, weights: bool = True, json_out: bool = True) -> None:
     p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
     if weights:
-        p.add_argument("--weights", default=None, metavar="DIR|random",
-                       help="a local checkpoint folder in the publisher's layout, or 'random'")
-        p.add_argument("--config", choices=("published", "reduced"), default="published",
-                       help="model size: the published configuration or a reduced test one")
+        p.add_argument(
+            "--weights",
+            default=None,
+            metavar="DIR|random",
+            help="a local checkpoint folder in the publisher's layout, or 'random'",
+        )
+        p.add_argument(
+            "--config",
+            choices=("published", "reduced"),
+            default="published",
+            help="model size: the published configuration or a reduced test one",
+        )
     p.add_argument("--seed", type=int, default=0, help="seed for random weights and draws")
     if json_out:
-        p.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                       help="also write the result as JSON")
+        p.add_argument(
+            "--json",
+            dest="json_path",
+            default=None,
+            metavar="PATH",
+            help="also write the result as JSON",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -77,7 +77,9 @@ def _output_descs(ep: torch.export.ExportedProgram, names: Sequence[str]) -> lis
     return descs
 
 
-def export_program(fn: FunctionSpec, lint: bool = True) -> tuple[torch.export.ExportedProgram, dict]:
+def export_program(
+    fn: FunctionSpec, lint: bool = True
+) -> tuple[torch.export.ExportedProgram, dict]:
     """torch.export + decomposition + lint for one function; returns the program and its I/O."""
     module = fn.module.eval()
     args = tuple(fn.inputs.values())
@@ -161,5 +163,6 @@ def export_graph(
         warnings.simplefilter("ignore")
         program = quantize_program(converter.to_coreai(), precision)
     program.save_asset(Path(asset_path))
-    return ExportedGraph(spec.name, Path(asset_path), precision, functions,
-                         time.perf_counter() - start)
+    return ExportedGraph(
+        spec.name, Path(asset_path), precision, functions, time.perf_counter() - start
+    )

@@ -54,15 +54,26 @@ _RULES: list[tuple[tuple[str, ...], str, str]] = [
     (
         ("aten.elu",),
         "elu",
-        "export with conversion.core.decomp.decomposition_table() "
-        "(where(x > 0, x, expm1(x)))",
+        "export with conversion.core.decomp.decomposition_table() (where(x > 0, x, expm1(x)))",
     ),
 ]
 
 # Ops that only change a view of their first argument: walked through to find whether an
 # index_put writes into a state buffer.
-_VIEW_OPS = ("select", "slice", "view", "unsqueeze", "squeeze", "expand", "permute", "alias",
-             "transpose", "reshape", "_unsafe_view", "as_strided")
+_VIEW_OPS = (
+    "select",
+    "slice",
+    "view",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "permute",
+    "alias",
+    "transpose",
+    "reshape",
+    "_unsafe_view",
+    "as_strided",
+)
 
 
 @dataclass(frozen=True)
@@ -104,9 +115,9 @@ def _op_findings(ep: torch.export.ExportedProgram, decomposed: bool) -> list[Lin
 
 
 def _state_index_put_findings(ep: torch.export.ExportedProgram) -> list[LintFinding]:
-    sig = ep.graph_signature
-    mutated = set(sig.buffers_to_mutate.values())
-    placeholder_to_buffer = dict(sig.inputs_to_buffers)
+    # As exported (before functionalization) an in-place write into a buffer is the buffer
+    # becoming runtime state: any index_put_ that lands in a buffer is the trap.
+    placeholder_to_buffer = dict(ep.graph_signature.inputs_to_buffers)
     found = []
     for target, node in _call_targets(ep):
         if not target.startswith("aten.index_put"):
@@ -116,7 +127,7 @@ def _state_index_put_findings(ep: torch.export.ExportedProgram) -> list[LintFind
             if not any(v in str(src.target) for v in _VIEW_OPS):
                 break
             src = src.args[0]
-        if isinstance(src, torch.fx.Node) and placeholder_to_buffer.get(src.name) in mutated:
+        if isinstance(src, torch.fx.Node) and src.name in placeholder_to_buffer:
             found.append(
                 LintFinding(
                     f"advanced-index write into state '{placeholder_to_buffer[src.name]}'",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-from enum import Enum
+from enum import StrEnum
 
 import torch
 
 
-class Precision(str, Enum):
+class Precision(StrEnum):
     FP32 = "fp32"
     FP16 = "fp16"
     INT8 = "int8"  # fp32 activations, int8 per-channel weights (coreai-opt, after conversion)

@@ -38,8 +38,11 @@ def progress_steps(total: int, description: str, enabled: bool = True) -> Iterat
         def plain(label: str) -> None:
             counter["n"] += 1
             elapsed = time.perf_counter() - start
-            print(f"[{description}] {counter['n']}/{total} {label} ({elapsed:.1f}s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{description}] {counter['n']}/{total} {label} ({elapsed:.1f}s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
         yield Steps(plain)
         return

@@ -25,8 +25,11 @@ class ModelEntry:
 MODELS: dict[str, ModelEntry] = {
     e.name: e
     for e in (
-        ModelEntry("core", "the toolkit's self-test graphs (conv, MLP, KV decoder)",
-                   "conversion.core.selftest"),
+        ModelEntry(
+            "core",
+            "the toolkit's self-test graphs (conv, MLP, KV decoder)",
+            "conversion.core.selftest",
+        ),
         ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", None, "issue 3"),
         ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", None, "issue 4"),
         ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", None, "issue 5"),
@@ -53,7 +56,9 @@ def verb(name: str, verb_name: str):
     mod: ModuleType = importlib.import_module(entry.module)
     fn = getattr(mod, verb_name, None)
     if fn is None:
-        raise UserError(f"model '{entry.name}' has no '{verb_name}' (it offers: "
-                        + ", ".join(v for v in ("export", "gate", "speak", "bench")
-                                    if hasattr(mod, v)) + ")")
+        raise UserError(
+            f"model '{entry.name}' has no '{verb_name}' (it offers: "
+            + ", ".join(v for v in ("export", "gate", "speak", "bench") if hasattr(mod, v))
+            + ")"
+        )
     return fn

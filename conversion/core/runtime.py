@@ -140,7 +140,8 @@ class Session:
     def functions(self, graph: str) -> list[str]:
         return list(self.manifest.graphs[graph]["functions"])
 
-    def _function(self, graph: str, function: str):
+    def function(self, graph: str, function: str):
+        """The loaded coreai.runtime function (loaded once, on first use)."""
         key = (graph, function)
         fn = self._functions.get(key)
         if fn is None:
@@ -203,7 +204,7 @@ class Session:
             d["name"]: NDArray(to_runtime_array(d["name"], inputs[d["name"]], d))
             for d in desc["inputs"]
         }
-        fn = self._function(graph, function)
+        fn = self.function(graph, function)
         st = self._state_for(graph, function, state)
         if st is None:
             out = self._loop.run_until_complete(fn(args))
@@ -278,10 +279,18 @@ class IsolatedSession:
         self.manifest = load_manifest(self.bundle, verify=verify)
         parent, child = socket.socketpair()
         self._log = tempfile.NamedTemporaryFile(prefix="voxport-runtime-", suffix=".log")
-        cmd = [sys.executable, "-m", "conversion.core.runtime_worker", str(child.fileno()),
-               str(self.bundle)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "conversion.core.runtime_worker",
+            str(child.fileno()),
+            str(self.bundle),
+        ]
         self._proc = subprocess.Popen(
-            cmd, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=self._log,
+            cmd,
+            pass_fds=[child.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
             stderr=self._log,
         )
         child.close()

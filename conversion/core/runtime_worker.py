@@ -1,4 +1,4 @@
-"""Entry point of an IsolatedSession's child: `python -m conversion.core.runtime_worker FD BUNDLE`."""
+"""An IsolatedSession's child: `python -m conversion.core.runtime_worker FD BUNDLE`."""
 
 from __future__ import annotations
 

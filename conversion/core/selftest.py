@@ -9,7 +9,6 @@ sampler against the host sampler, and the conv-basis STFT/iSTFT against torch.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import tempfile
 import time
@@ -26,12 +25,13 @@ from .export import FunctionSpec, GraphSpec
 from .precision import Precision
 from .progress import progress_steps
 from .runtime import IsolatedSession, Session
-from .sampling import GumbelSampler, SamplingConfig, sample
+from .sampling import GumbelSampler, SamplingConfig
 
 SAMPLER_VOCAB = 1024
 SAMPLER_CONFIG = SamplingConfig(temperature=0.8, top_p=0.95, min_p=0.05, repetition_penalty=1.2)
 STFT = {"n_fft": 20, "hop_length": 5}  # Kokoro's generator STFT
 STFT_SAMPLES = 2400
+BENCH_ROWS = 256  # ~10 ms per call on the Linux runtime (2 cores)
 
 
 class StftRoundTrip(torch.nn.Module):
@@ -63,8 +63,14 @@ def graph_specs(seed: int) -> dict[str, tuple[GraphSpec, Precision]]:
     dec, _ = sg.decoder_graph(seed)
     sampler = GumbelSampler(SAMPLER_VOCAB, SAMPLER_CONFIG)
     sampler_inputs = sampler.example_inputs(batch=1, window=16)
-    stft = GraphSpec("stft", [FunctionSpec(
-        "main", StftRoundTrip(), {"x": torch.from_numpy(test_signal(seed))}, ["mag", "y"])])
+    stft = GraphSpec(
+        "stft",
+        [
+            FunctionSpec(
+                "main", StftRoundTrip(), {"x": torch.from_numpy(test_signal(seed))}, ["mag", "y"]
+            )
+        ],
+    )
     return {
         "conv": (conv, Precision.FP32),
         "mlp": (mlp, Precision.FP32),
@@ -72,24 +78,37 @@ def graph_specs(seed: int) -> dict[str, tuple[GraphSpec, Precision]]:
         "mlp_int8": (GraphSpec("mlp_int8", mlp.functions), Precision.INT8),
         "decoder": (dec, Precision.FP32),
         "decoder_int8": (GraphSpec("decoder_int8", dec.functions, dec.meta), Precision.INT8),
-        "sampler": (GraphSpec("sampler", [FunctionSpec(
-            "main", sampler, sampler_inputs, ["token"])]), Precision.FP32),
+        "sampler": (
+            GraphSpec("sampler", [FunctionSpec("main", sampler, sampler_inputs, ["token"])]),
+            Precision.FP32,
+        ),
         "stft": (stft, Precision.FP32),
     }
 
 
-def build_bundle(dest: Path, seed: int, precision: Precision | None = None,
-                 overwrite: bool = True, only: list[str] | None = None) -> Path:
+def build_bundle(
+    dest: Path,
+    seed: int,
+    precision: Precision | None = None,
+    overwrite: bool = True,
+    only: list[str] | None = None,
+) -> Path:
     """Export the self-test graphs (at their gate precisions, or all at `precision`)."""
     specs = graph_specs(seed)
     if precision is not None:
         specs = {k: (s, precision) for k, (s, p) in specs.items() if p is Precision.FP32}
     if only is not None:
         specs = {k: v for k, v in specs.items() if k in only}
-    with progress_steps(len(specs), "export core") as bar, BundleWriter(
-        dest, "core", precision=precision or Precision.FP32, overwrite=overwrite,
-        config={"seed": seed},
-    ) as bw:
+    with (
+        progress_steps(len(specs), "export core") as bar,
+        BundleWriter(
+            dest,
+            "core",
+            precision=precision or Precision.FP32,
+            overwrite=overwrite,
+            config={"seed": seed},
+        ) as bw,
+    ):
         for name, (spec, prec) in specs.items():
             bw.add_graph(spec, precision=prec)
             bar.step(f"{name} ({prec.value})")
@@ -127,8 +146,11 @@ def gate(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="voxport-core-") as tmp:
         bundle = build_bundle(Path(tmp) / "core", args.seed)
         with IsolatedSession(bundle) as session:
-            report = run_ladder("core", core_rungs(session, args.seed, plot=args.plot),
-                                stop_on_fail=args.stop_on_fail)
+            report = run_ladder(
+                "core",
+                core_rungs(session, args.seed, plot=args.plot),
+                stop_on_fail=args.stop_on_fail,
+            )
     render_table(report)
     if args.json_path:
         to_json(report, args.json_path)
@@ -140,34 +162,36 @@ def gate(args: argparse.Namespace) -> int:
 # -- bench ----------------------------------------------------------------------------------------
 
 
-def _raw_call_times(asset: Path, inputs: dict[str, np.ndarray], repeats: int) -> list[float]:
-    """Per-call seconds on the bare coreai.runtime path: one loop, NDArrays built once."""
+def _interleaved_call_times(session: Session, x: np.ndarray, calls: int):
+    """Per-call seconds, alternating a bare runtime call and a Session call on one function.
+
+    The bare call is what a user of coreai.runtime writes (an NDArray from the numpy input,
+    await the function on an event loop); alternating call by call lets the machine's noise
+    fall on both paths alike.
+    """
     import coreai
-    from coreai.authoring.asset import AIModelAsset
 
-    async def run() -> list[float]:
-        async with AIModelAsset.load(asset).executable() as ex:
-            fn = ex.load_function("main")
-            args = {k: coreai.runtime.NDArray(v) for k, v in inputs.items()}
-            await fn(args)
-            times = []
-            for _ in range(repeats):
-                t = time.perf_counter()
-                await fn(args)
-                times.append(time.perf_counter() - t)
-            return times
+    fn = session.function("mlp", "main")  # the same loaded function the Session calls
+    loop = session._loop
 
-    return asyncio.run(run())
+    def bare() -> None:
+        loop.run_until_complete(fn({"x": coreai.runtime.NDArray(x)}))["y"].numpy()
 
+    def wrapped_call() -> None:
+        session.run("mlp", "main", {"x": x})
 
-def _session_call_times(session: Session, inputs: dict[str, np.ndarray], repeats: int):
-    session.run("mlp", "main", inputs)
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        session.run("mlp", "main", inputs)
-        times.append(time.perf_counter() - t)
-    return times
+    raw: list[float] = []
+    wrapped: list[float] = []
+    wrapped_call()
+    for i in range(calls):
+        pair = [(bare, raw), (wrapped_call, wrapped)]
+        if i % 2:  # alternate which goes first: no path always runs on a warmer cache
+            pair.reverse()
+        for call, times in pair:
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+    return raw, wrapped
 
 
 def bench(args: argparse.Namespace) -> int:
@@ -188,31 +212,32 @@ def bench(args: argparse.Namespace) -> int:
         figures["export_conv_selftest_s"] = round(time.perf_counter() - t, 3)
 
         # An MLP sized to take ~10 ms per call on the Linux runtime.
-        mlp, inputs = sg.mlp_graph(args.seed, rows=256)
+        mlp, inputs = sg.mlp_graph(args.seed, rows=BENCH_ROWS)
         bundle = Path(tmp) / "mlp"
         with BundleWriter(bundle, "core", overwrite=True) as bw:
             bw.add_graph(mlp)
-        x = {"x": inputs["x"].numpy()}
+        x = inputs["x"].numpy()
         raw, wrapped = [], []
-        # Interleave rounds so machine noise hits both paths alike; compare medians.
-        with Session(bundle) as session, progress_steps(2 * rounds, "bench core") as bar:
+        with Session(bundle) as session, progress_steps(rounds, "bench core") as bar:
             for i in range(rounds):
-                raw += _raw_call_times(bundle / "mlp.aimodel", x, repeats)
-                bar.step(f"raw round {i + 1}")
-                wrapped += _session_call_times(session, x, repeats)
-                bar.step(f"session round {i + 1}")
+                r, w = _interleaved_call_times(session, x, repeats)
+                raw += r
+                wrapped += w
+                bar.step(f"round {i + 1}: {repeats} call pairs")
     raw_ms = statistics.median(raw) * 1e3
     ses_ms = statistics.median(wrapped) * 1e3
-    figures.update({
-        "graph": "mlp 256x256 -> 512 -> 256, fp32",
-        "calls_per_path": rounds * repeats,
-        "raw_runtime_ms_median": round(raw_ms, 4),
-        "session_ms_median": round(ses_ms, 4),
-        "session_overhead_ms": round(ses_ms - raw_ms, 4),
-        "session_overhead_pct": round(100 * (ses_ms - raw_ms) / raw_ms, 2),
-        "raw_runtime_ms_p10": round(float(np.percentile(raw, 10)) * 1e3, 4),
-        "session_ms_p10": round(float(np.percentile(wrapped, 10)) * 1e3, 4),
-    })
+    figures.update(
+        {
+            "graph": f"mlp [{BENCH_ROWS}, 256] -> 512 -> 256, fp32",
+            "calls_per_path": rounds * repeats,
+            "raw_runtime_ms_median": round(raw_ms, 4),
+            "session_ms_median": round(ses_ms, 4),
+            "session_overhead_ms": round(ses_ms - raw_ms, 4),
+            "session_overhead_pct": round(100 * (ses_ms - raw_ms) / raw_ms, 2),
+            "raw_runtime_ms_p10": round(float(np.percentile(raw, 10)) * 1e3, 4),
+            "session_ms_p10": round(float(np.percentile(wrapped, 10)) * 1e3, 4),
+        }
+    )
     print(bench_table_markdown(figures))
     write_json(args.json_path, figures)
     return 0

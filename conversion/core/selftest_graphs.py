@@ -74,8 +74,9 @@ class TinyDecoder(nn.Module):
     S = 1: exported as two entrypoints of one asset, they share the caches by name.
     """
 
-    def __init__(self, vocab: int = 64, dim: int = 64, heads: int = 4, layers: int = 2,
-                 max_len: int = 32) -> None:
+    def __init__(
+        self, vocab: int = 64, dim: int = 64, heads: int = 4, layers: int = 2, max_len: int = 32
+    ) -> None:
         super().__init__()
         self.max_len = max_len
         self.embed = nn.Embedding(vocab, dim)
@@ -104,7 +105,7 @@ def seeded(module: nn.Module, seed: int) -> nn.Module:
         for m in module.modules():
             if isinstance(m, (nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm1d)):
                 continue
-            for name, p in m.named_parameters(recurse=False):
+            for p in m.parameters(recurse=False):
                 if isinstance(m, nn.Embedding):
                     scale = 1.0
                 elif p.dim() >= 2:
@@ -133,11 +134,15 @@ def decoder_graph(seed: int = 0, prompt: int = 8) -> tuple[GraphSpec, TinyDecode
     module = seeded(TinyDecoder(), seed)
     zero = torch.zeros(1, dtype=torch.int32)
     prefill = FunctionSpec(
-        "prefill", module,
-        {"tokens": torch.zeros(1, prompt, dtype=torch.int32), "start": zero}, ["logits"],
+        "prefill",
+        module,
+        {"tokens": torch.zeros(1, prompt, dtype=torch.int32), "start": zero},
+        ["logits"],
     )
     decode = FunctionSpec(
-        "decode", module, {"tokens": torch.zeros(1, 1, dtype=torch.int32), "start": zero},
+        "decode",
+        module,
+        {"tokens": torch.zeros(1, 1, dtype=torch.int32), "start": zero},
         ["logits"],
     )
     return GraphSpec("decoder", [prefill, decode], meta={"prompt": prompt}), module

@@ -44,6 +44,7 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
             ref = _eager(mlp, mlp_in)
             cand = _runtime(session, graph, mlp_in, "y").astype(np.float32)
             return ref, cand
+
         return compute
 
     def greedy(graph: str):
@@ -54,6 +55,7 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
             tokens, logits = sg.greedy_runtime(session, PROMPT, DECODE_STEPS, graph)
             cache[graph] = (ref_logits, logits)
             return ref_tokens, tokens
+
         return compute
 
     def decoder_logits():
@@ -77,22 +79,32 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
     def stft_pair():
         x = test_signal(seed)
         ref = torch.istft(
-            torch.stft(torch.from_numpy(x), **STFT, window=torch.hann_window(STFT["n_fft"]),
-                       return_complex=True),
-            **STFT, window=torch.hann_window(STFT["n_fft"]), length=STFT_SAMPLES,
+            torch.stft(
+                torch.from_numpy(x),
+                **STFT,
+                window=torch.hann_window(STFT["n_fft"]),
+                return_complex=True,
+            ),
+            **STFT,
+            window=torch.hann_window(STFT["n_fft"]),
+            length=STFT_SAMPLES,
         ).numpy()
         cand = session.run("stft", "main", {"x": x})["y"]
         if plot is not None:
             from gates.plot import plot_waveforms
 
-            plot_waveforms(ref[0], cand[0], 24000, plot, "core: torch.istft(stft) vs graph",
-                           n_fft=64, hop=16)
+            plot_waveforms(
+                ref[0], cand[0], 24000, plot, "core: torch.istft(stft) vs graph", n_fft=64, hop=16
+            )
         return ref, cand
 
     def stft_mag_pair():
         x = torch.from_numpy(test_signal(seed))
-        ref = torch.stft(x, **STFT, window=torch.hann_window(STFT["n_fft"]),
-                         return_complex=True).abs().numpy()
+        ref = (
+            torch.stft(x, **STFT, window=torch.hann_window(STFT["n_fft"]), return_complex=True)
+            .abs()
+            .numpy()
+        )
         return ref, session.run("stft", "main", {"x": x.numpy()})["mag"]
 
     return [

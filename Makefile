@@ -1,0 +1,49 @@
+# voxport — two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.voxport-setup
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
+TORCH  := torch==2.13.0
+
+.PHONY: setup demo test lint system-deps clean
+
+# The install, idempotent: re-running it with nothing changed does nothing.
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml requirements/upstream.txt requirements/upstream-nodeps.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "==> torch (CPU wheel, first, so nothing else resolves a CUDA build)"
+	$(PIP) install -q $(TORCH)
+	@echo "==> voxport and its pinned dependencies (coreai-torch, coreai-core, coreai-opt, ...)"
+	$(PIP) install -q -e '.[dev]'
+	@echo "==> upstream TTS packages' real imports"
+	$(PIP) install -q -r requirements/upstream.txt
+	@echo "==> upstream TTS packages (--no-deps: they pin old torch / numpy<2)"
+	$(PIP) install -q --no-deps -r requirements/upstream-nodeps.txt
+	@$(BIN)/python -c "import torch, coreai, coreai_torch, coreai_opt; \
+	  assert torch.__version__.split('+')[0] == '2.13.0', torch.__version__"
+	@touch $(STAMP)
+
+# espeak-ng speaks the ASR gate's test sentences (its tests skip without it). Needs root/apt.
+system-deps:
+	@command -v espeak-ng >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null) || \
+	  echo "note: espeak-ng not installed; ASR tests will be skipped"; }
+
+demo: setup
+	$(BIN)/voxport doctor
+	$(BIN)/voxport gate core --json out/gate-core.json --markdown out/gate-core.md \
+	  --plot out/gate-core.png
+	@echo "==> gate report: out/gate-core.json, out/gate-core.md, out/gate-core.png"
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check conversion oracles gates tests docs
+	$(BIN)/ruff format --check conversion oracles gates tests docs
+
+clean:
+	rm -rf $(VENV) out bundles .pytest_cache
