@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from conversion.core import dsp
+
 # Slaney mel scale constants: 200/3 Hz per mel below 1 kHz, then 27 mels per factor 6.4.
 _F_SP = 200.0 / 3.0
 _MIN_LOG_HZ = 1000.0
@@ -21,26 +23,19 @@ _MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP
 _LOGSTEP = np.log(6.4) / 27.0
 
 
-def hann_window(n: int) -> np.ndarray:
-    """Periodic Hann window (the STFT convention, not the symmetric filter-design one)."""
-    return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)
-
-
 def stft_magnitude(x: np.ndarray, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
     """|STFT| of a 1-D signal, shape (n_fft // 2 + 1, frames), float64.
 
-    Frames are centred (``n_fft // 2`` reflect padding each side, as torch.stft's
-    ``center=True``) so the first frame describes t=0. Signals too short to reflect are
-    zero padded instead.
+    The project's host STFT (torch.stft conventions: centred frames, reflect padding,
+    periodic Hann). Signals too short to reflect are zero padded instead.
     """
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     pad = n_fft // 2
+    if x.size + 2 * pad < n_fft:
+        x = np.pad(x, (0, n_fft - x.size - 2 * pad))
     mode = "reflect" if x.size > pad else "constant"
-    xp = np.pad(x, (pad, pad), mode=mode)
-    if xp.size < n_fft:
-        xp = np.pad(xp, (0, n_fft - xp.size))
-    frames = np.lib.stride_tricks.sliding_window_view(xp, n_fft)[::hop]
-    return np.abs(np.fft.rfft(frames * hann_window(n_fft), axis=-1)).T
+    spec = dsp.stft(x, n_fft, hop, window=dsp.hann_window(n_fft), pad_mode=mode)
+    return np.abs(spec)
 
 
 def hz_to_mel(f: np.ndarray | float) -> np.ndarray:

@@ -14,7 +14,7 @@ from conversion.core.buckets import (
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError
-from conversion.core.export import FunctionSpec, GraphSpec
+from conversion.core.export import GraphSpec, bucketed_functions
 from conversion.core.runtime import Session
 
 
@@ -75,16 +75,13 @@ def test_bucketed_graph_real_region_matches_unpadded_eager(tmp_path):
     torch.manual_seed(0)
     module = MaskedMeanProj().eval()
     table = BucketTable.one_dim("T", [8, 16])
-    fns = [
-        FunctionSpec(
-            f"main_{b.label}",
-            module,
-            {"x": torch.zeros(1, b["T"], 6), "mask": torch.zeros(1, b["T"])},
-            ["y"],
-            bucket=b,
-        )
-        for b in table
-    ]
+    fns = bucketed_functions(
+        "main",
+        module,
+        table,
+        lambda b: {"x": torch.zeros(1, b["T"], 6), "mask": torch.zeros(1, b["T"])},
+        ["y"],
+    )
     with BundleWriter(tmp_path / "b", "test") as bw:
         bw.add_graph(GraphSpec("g", fns, meta={"buckets": table.to_json()}))
     with Session(tmp_path / "b") as s:

@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import ExportedGraph, GraphSpec, export_graph
+from .paths import ensure_writable_folder
 from .precision import Precision
 
 FORMAT = "voxport-bundle/1"
@@ -102,13 +103,7 @@ def check_writable_destination(dest: Path, overwrite: bool) -> None:
     dest = Path(dest)
     if dest.exists() and not overwrite:
         raise UserError(f"{dest} already exists: pass --overwrite to replace it")
-    parent = dest.parent if str(dest.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot create {parent}: {e.strerror}") from e
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"cannot write to {parent}: permission denied")
+    ensure_writable_folder(dest.parent)
 
 
 class BundleWriter:

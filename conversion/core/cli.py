@@ -8,29 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from . import registry
 from .errors import UserError
+from .paths import writable_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _writable_file(value: str) -> Path:
-    """An output file path whose folder exists (or can be made) and is writable."""
-    path = Path(value)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UserError(f"{path} is a folder: give a file path")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot create {parent}: {e.strerror}") from e
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"cannot write to {parent}: permission denied")
-    return path
 
 
 def _weights(value: str) -> str | Path:
@@ -112,7 +97,7 @@ def _validate(args: argparse.Namespace) -> None:
         args.weights = _weights(args.weights)
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
-            setattr(args, attr, _writable_file(getattr(args, attr)))
+            setattr(args, attr, writable_file(getattr(args, attr)))
     if args.verb == "speak" and not args.text.strip():
         raise UserError("TEXT is empty: give something to say")
     if getattr(args, "output_dir", None) is None and args.verb == "export":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from .buckets import Bucket
+from .buckets import Bucket, BucketTable
 from .decomp import decomposition_table
 from .errors import ExportLintError, UserError
 from .lint import lint_program
@@ -166,3 +166,20 @@ def export_graph(
     return ExportedGraph(
         spec.name, Path(asset_path), precision, functions, time.perf_counter() - start
     )
+
+
+def bucketed_functions(
+    name: str,
+    module: torch.nn.Module,
+    table: BucketTable,
+    make_inputs: Callable[[Bucket], dict[str, torch.Tensor]],
+    outputs: Sequence[str],
+) -> list[FunctionSpec]:
+    """One function per static bucket, named `{name}_{bucket.label}` (e.g. `main_L512_T128`).
+
+    All of them go into one asset, so they share the weights; `Session.run(graph,
+    f"{name}_{table.select(...).label}", ...)` calls the smallest that fits.
+    """
+    return [
+        FunctionSpec(f"{name}_{b.label}", module, make_inputs(b), outputs, bucket=b) for b in table
+    ]
