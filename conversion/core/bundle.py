@@ -166,6 +166,16 @@ class BundleWriter:
         self.meta.setdefault("files", {})[target.name] = file_sha256(target)
         return target
 
+    def add_arrays(self, name: str, arrays: dict) -> Path:
+        """Host-side arrays (e.g. a source layer's weights) saved as `name` (.npz), hashed."""
+        import numpy as np
+
+        target = self.staging / name
+        with open(target, "wb") as f:
+            np.savez(f, **arrays)
+        self.meta.setdefault("files", {})[target.name] = file_sha256(target)
+        return target
+
     def manifest(self) -> Manifest:
         versions = package_versions()
         return Manifest(
@@ -190,13 +200,13 @@ class BundleWriter:
             return
         try:
             (tmp / MANIFEST).write_text(json.dumps(self.manifest().to_json(), indent=2) + "\n")
-            _replace_dir(tmp, self.dest)
+            replace_dir(tmp, self.dest)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
 
-def _replace_dir(src: Path, dest: Path) -> None:
+def replace_dir(src: Path, dest: Path) -> None:
     """Move `src` to `dest`, replacing an existing folder with as short a gap as renames allow."""
     if dest.exists():
         old = dest.with_name(f".{dest.name}.old-{os.getpid()}")

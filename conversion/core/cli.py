@@ -53,6 +53,12 @@ def _add_common(p: argparse.ArgumentParser, weights: bool = True, json_out: bool
         )
 
 
+def _add_bundle(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", default=None, metavar="DIR",
+                   help="bundle folder to use (exported there first when missing or stale)")
+    p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="voxport",
@@ -75,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", default=None, metavar="PATH", help="write the table as markdown")
     p.add_argument("--plot", default=None, metavar="PNG", help="waveforms + spectrogram diff")
     p.add_argument("--stop-on-fail", action="store_true")
+    _add_bundle(p)
 
     p = sub.add_parser("speak", help="synthesise TEXT to a wav through the exported graphs")
     _add_common(p, json_out=False)
@@ -83,10 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--voice", default=None)
     p.add_argument("--speed", type=float, default=1.0)
     p.add_argument("--ref", default=None, metavar="WAV", help="reference voice (cloning)")
+    _add_bundle(p)
 
     p = sub.add_parser("bench", help="measure speed and memory; figures as a flat JSON object")
     _add_common(p)
     p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
+    _add_bundle(p)
     return parser
 
 

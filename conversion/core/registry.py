@@ -30,7 +30,7 @@ MODELS: dict[str, ModelEntry] = {
             "the toolkit's self-test graphs (conv, MLP, KV decoder)",
             "conversion.core.selftest",
         ),
-        ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", None, "issue 3"),
+        ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro.cli"),
         ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", None, "issue 4"),
         ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", None, "issue 5"),
     )

@@ -1,0 +1,69 @@
+"""Build a Kokoro bundle: the three graphs at their buckets, plus the host's source weights."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+
+from conversion.core.buckets import BucketTable
+from conversion.core.bundle import BundleWriter
+from conversion.core.precision import Precision
+from conversion.core.progress import progress_steps
+
+from .graphs import BUCKETS, GRAPHS, graph_specs
+from .pipeline import HOST_DATA
+
+
+# The reduced configuration CI gates with the real weights: one small bucket per graph,
+# big enough for the short CI sentence ("Hello." is 8 ids and ~50 frames).
+REDUCED: dict[str, BucketTable] = {
+    "predictor": BucketTable.one_dim("T", [32]),
+    "prosody": BucketTable([{"T": 32, "L": 128}]),
+    "vocoder": BucketTable.one_dim("L", [64]),
+}
+
+
+def bucket_tables(config: str) -> dict[str, BucketTable]:
+    """`published`: the full measured table; `reduced`: one small bucket per graph."""
+    return dict(REDUCED) if config == "reduced" else dict(BUCKETS)
+
+
+def export_bundle(
+    kmodel: torch.nn.Module,
+    dest: Path,
+    precision: Precision | str = Precision.FP32,
+    overwrite: bool = False,
+    weights_sha256: str | None = None,
+    buckets: Mapping[str, BucketTable] | None = None,
+    graphs: Sequence[str] = GRAPHS,
+    progress: bool = True,
+) -> Path:
+    """Export `graphs` of `kmodel` into a bundle at `dest` (atomically)."""
+    tables = dict(buckets or BUCKETS)
+    specs = graph_specs(kmodel, tables, graphs)
+    total = sum(len(s.functions) for s in specs)
+    source = kmodel.decoder.generator.m_source.l_linear
+    config = {"buckets": {g: t.to_json() for g, t in tables.items() if g in graphs}}
+    with (
+        progress_steps(total, "export kokoro", enabled=progress) as bar,
+        BundleWriter(
+            dest,
+            "kokoro",
+            precision=precision,
+            overwrite=overwrite,
+            weights_sha256=weights_sha256,
+            config=config,
+        ) as bundle,
+    ):
+        for spec in specs:
+            bundle.add_graph(spec, on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"))
+        bundle.add_arrays(
+            HOST_DATA,
+            {
+                "l_linear_weight": source.weight.detach().float().numpy(),
+                "l_linear_bias": source.bias.detach().float().numpy(),
+            },
+        )
+    return Path(dest)

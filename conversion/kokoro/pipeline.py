@@ -1,0 +1,179 @@
+"""Text to speech over a Kokoro bundle: the host steps between the three graphs.
+
+    chunk ids ─▶ predictor[T] ─▶ durations ─▶ alignment (host) ─▶ prosody[T, L] ─▶ F0
+    F0 ─▶ harmonic source + STFT (host) ─▶ vocoder[L] ─▶ trim to L·600 ─▶ join ─▶ wav
+
+Each graph runs at the smallest of its buckets that fits (the tables travel in the bundle's
+manifest). Randomness (the SineGen phases and noise) is drawn on the host from a seed, or
+given, so a run can replay the oracle's draws exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from conversion.core.buckets import BucketTable, pad_to
+from conversion.core.bundle import load_manifest
+from conversion.core.errors import UserError
+from conversion.core.runtime import IsolatedSession, Session
+
+from . import host
+from .graphs import GRAPHS, function_name
+
+HOST_DATA = "host_source.npz"  # m_source.l_linear weight and bias, for the host source
+
+
+@dataclass
+class ChunkResult:
+    audio: np.ndarray
+    pred_dur: np.ndarray
+    buckets: dict[str, dict[str, int]]
+    graph_ms: dict[str, float]
+    host_ms: float
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class KokoroBundle:
+    """A loaded Kokoro bundle: one Session over the three graphs, plus the host data."""
+
+    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
+        self.path = Path(bundle)
+        manifest = load_manifest(self.path)
+        if manifest.model != "kokoro":
+            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not kokoro")
+        missing = [g for g in GRAPHS if g not in manifest.graphs]
+        if missing:
+            raise UserError(f"{self.path} lacks graph(s) {missing}: re-export it")
+        self.manifest = manifest
+        self.tables = {g: BucketTable(manifest.graphs[g]["meta"]["buckets"]) for g in GRAPHS}
+        with np.load(self.path / HOST_DATA) as data:
+            self.source_weight = data["l_linear_weight"]
+            self.source_bias = data["l_linear_bias"]
+        self.session = (
+            IsolatedSession(self.path, verify=False)
+            if isolate
+            else Session(self.path, verify=False)
+        )
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> KokoroBundle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _run(self, graph: str, bucket, inputs: Mapping[str, np.ndarray], ms: dict) -> dict:
+        t = time.perf_counter()
+        out = self.session.run(graph, function_name(graph, bucket), inputs)
+        ms[graph] = ms.get(graph, 0.0) + (time.perf_counter() - t) * 1e3
+        return out
+
+    def synthesize_ids(
+        self,
+        ids: list[int],
+        ref_s: np.ndarray,
+        speed: float = 1.0,
+        seed: int = 0,
+        draws: Mapping[str, np.ndarray] | None = None,
+        buckets: Mapping[str, Mapping[str, int]] | None = None,
+        keep: bool = False,
+    ) -> ChunkResult:
+        """One chunk (ids with their two pads) to audio; `draws` replays the source noise.
+
+        `buckets` forces a bucket per graph (it must fit), for the every-bucket gate rung.
+        """
+        start = time.perf_counter()
+        ms: dict[str, float] = {}
+        ref_s = np.asarray(ref_s, np.float32).reshape(1, -1)
+        n_tok = len(ids)
+        forced = buckets or {}
+        b_pred = forced.get("predictor") or self.tables["predictor"].select(T=n_tok)
+        ids_b, n_tokens = host.padded_ids(ids, b_pred["T"])
+        pred = self._run(
+            "predictor", b_pred, {"ids": ids_b, "ref_s": ref_s, "n_tokens": n_tokens}, ms
+        )
+        duration = pred["duration"][0, :n_tok]
+        pred_dur = host.pred_durations(duration, speed)
+        frames = int(pred_dur.sum())
+        b_pros = forced.get("prosody") or self.tables["prosody"].select(T=n_tok, L=frames)
+        aln, _ = host.padded_alignment(pred_dur, b_pros["T"], b_pros["L"])
+        pros = self._run(
+            "prosody",
+            b_pros,
+            {
+                "d": pad_to(pred["d"][:, :n_tok], b_pros["T"], axis=1),
+                "t_en": pad_to(pred["t_en"][:, :, :n_tok], b_pros["T"], axis=2),
+                "aln": aln,
+                "ref_s": ref_s,
+                "n_frames": np.array([frames], np.int32),
+            },
+            ms,
+        )
+        f0 = pros["F0"][:, : 2 * frames]
+        noise = draws if draws is not None else host.draw_source_noise(2 * frames, seed)
+        har = host.harmonic_source(
+            f0, self.source_weight, self.source_bias, noise["rand_ini"], noise["sine_noise"]
+        )
+        b_voc = forced.get("vocoder") or self.tables["vocoder"].select(L=frames)
+        voc = self._run(
+            "vocoder",
+            b_voc,
+            {
+                "asr": pad_to(pros["asr"][:, :, :frames], b_voc["L"], axis=2),
+                "F0": pad_to(f0, 2 * b_voc["L"], axis=1),
+                "N": pad_to(pros["N"][:, : 2 * frames], 2 * b_voc["L"], axis=1),
+                "har": host.pad_har(har, b_voc["L"]),
+                "ref_s": ref_s,
+                "n_frames": np.array([frames], np.int32),
+            },
+            ms,
+        )
+        audio = host.trim_audio(voc["waveform"], frames)
+        total_ms = (time.perf_counter() - start) * 1e3
+        outputs = {}
+        if keep:
+            outputs = {
+                "duration": duration,
+                "d": pred["d"][:, :n_tok],
+                "t_en": pred["t_en"][:, :, :n_tok],
+                "asr": pros["asr"][:, :, :frames],
+                "F0": f0,
+                "N": pros["N"][:, : 2 * frames],
+                "har": har,
+            }
+        return ChunkResult(
+            audio=audio,
+            pred_dur=pred_dur,
+            buckets={"predictor": dict(b_pred), "prosody": dict(b_pros), "vocoder": dict(b_voc)},
+            graph_ms=ms,
+            host_ms=total_ms - sum(ms.values()),
+            outputs=outputs,
+        )
+
+    def speak(
+        self,
+        text: str,
+        voice: str = "jf_alpha",
+        speed: float = 1.0,
+        seed: int = 0,
+        voice_dirs: tuple | list = (),
+        on_chunk: Callable[[int, int, host.Chunk], None] | None = None,
+    ) -> tuple[np.ndarray, list[ChunkResult]]:
+        """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined."""
+        max_ids = self.tables["predictor"].limits()["T"]
+        chunks = host.text_to_chunks(text, max_ids=min(max_ids, host.MAX_IDS))
+        pack = host.load_voice(voice, extra_dirs=voice_dirs)
+        results = []
+        for i, chunk in enumerate(chunks):
+            ref_s = host.ref_s_for(pack, chunk.n_phonemes)
+            results.append(self.synthesize_ids(chunk.ids, ref_s, speed, seed + i))
+            if on_chunk is not None:
+                on_chunk(i + 1, len(chunks), chunk)
+        return host.join_audio([r.audio for r in results]), results

