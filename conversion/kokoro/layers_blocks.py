@@ -64,7 +64,12 @@ class SnakeResBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, s: torch.Tensor, span: Span) -> torch.Tensor:
         for c1, c2, n1, n2, a1, a2 in zip(
-            self.convs1, self.convs2, self.adain1, self.adain2, self.alpha1, self.alpha2,
+            self.convs1,
+            self.convs2,
+            self.adain1,
+            self.adain2,
+            self.alpha1,
+            self.alpha2,
             strict=True,
         ):
             xt = c1(self.snake(n1(x, s, span), a1))

@@ -8,8 +8,6 @@ Snake resblocks with frame-masked AdaIN, conv_post and the in-graph inverse STFT
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -62,8 +60,3 @@ class Generator(nn.Module):
         magnitude = torch.exp(x[:, : self.bins])
         phase = torch.sin(x[:, self.bins :])
         return self.istft(magnitude, phase, spans[n_up], spans[n_up + 1])
-
-
-def total_upsample(gen: nn.Module) -> int:
-    """Samples per generator input frame: prod(upsample rates) · iSTFT hop (300 in Kokoro)."""
-    return math.prod(Generator.upsample_factors(gen)) * gen.stft.hop_length

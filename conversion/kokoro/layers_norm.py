@@ -21,7 +21,8 @@ from torch import nn
 
 
 class Span(NamedTuple):
-    """The real part of one time resolution: mask [B, 1, N] (1 real, 0 pad), count [B, 1, 1]."""
+    """The real part of one time resolution: mask [B, 1, N] (1 real, 0 pad) in the graph's
+    dtype, count [B, 1, 1] in float32 (up to 245,761 frames: beyond float16's range)."""
 
     mask: torch.Tensor
     count: torch.Tensor
@@ -43,16 +44,21 @@ def make_span(
     """The `Span` of a resolution holding `real * scale + offset` real positions of `size`."""
     n = real.to(torch.int32).reshape(-1, 1, 1) * scale + offset
     mask = length_mask(real, size, scale, offset).unsqueeze(1).to(dtype)
-    count = n.clamp(1, size).to(dtype)  # clamped: a zero or oversized length must not divide
+    count = n.clamp(1, size).float()  # clamped: a zero or oversized length must not divide
     return Span(mask, count)
 
 
 def masked_instance_norm(x: torch.Tensor, span: Span, eps: float) -> torch.Tensor:
-    """InstanceNorm1d (no affine, biased variance) over the real frames; pad frames -> 0."""
-    mean = (x * span.mask).sum(-1, keepdim=True) / span.count
-    centred = (x - mean) * span.mask
+    """InstanceNorm1d (no affine, biased variance) over the real frames; pad frames -> 0.
+
+    Statistics are taken in float32 whatever the graph's dtype: a float16 sum over a few
+    hundred thousand frames overflows.
+    """
+    xf, mask = x.float(), span.mask.float()  # no-ops in a float32 graph
+    mean = (xf * mask).sum(-1, keepdim=True) / span.count
+    centred = (xf - mean) * mask
     var = (centred * centred).sum(-1, keepdim=True) / span.count
-    return centred * torch.rsqrt(var + eps)
+    return (centred * torch.rsqrt(var + eps)).to(x.dtype)
 
 
 class MaskedAdaIN1d(nn.Module):

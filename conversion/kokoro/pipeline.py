@@ -19,7 +19,7 @@ import numpy as np
 
 from conversion.core.buckets import BucketTable, pad_to
 from conversion.core.bundle import load_manifest
-from conversion.core.errors import UserError
+from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.runtime import IsolatedSession, Session
 
 from . import host
@@ -170,10 +170,31 @@ class KokoroBundle:
         max_ids = self.tables["predictor"].limits()["T"]
         chunks = host.text_to_chunks(text, max_ids=min(max_ids, host.MAX_IDS))
         pack = host.load_voice(voice, extra_dirs=voice_dirs)
-        results = []
+        results: list[ChunkResult] = []
         for i, chunk in enumerate(chunks):
-            ref_s = host.ref_s_for(pack, chunk.n_phonemes)
-            results.append(self.synthesize_ids(chunk.ids, ref_s, speed, seed + i))
+            results += self._speak_chunk(chunk, pack, speed, seed + i)
             if on_chunk is not None:
                 on_chunk(i + 1, len(chunks), chunk)
         return host.join_audio([r.audio for r in results]), results
+
+    def _speak_chunk(
+        self,
+        chunk: host.Chunk,
+        pack: np.ndarray,
+        speed: float,
+        seed: int,
+    ) -> list[ChunkResult]:
+        """One chunk; when its frames outgrow every bucket (slow speech, a small table) it
+        is split again at half its ids — frames are only known after the predictor."""
+        ref_s = host.ref_s_for(pack, chunk.n_phonemes)
+        try:
+            return [self.synthesize_ids(chunk.ids, ref_s, speed, seed)]
+        except BucketOverflowError:
+            limit = max(3, len(chunk.ids) // 2)
+            parts = host.text_to_chunks(chunk.text, max_ids=limit) if chunk.text else []
+            if len(parts) < 2:
+                raise
+            out: list[ChunkResult] = []
+            for j, part in enumerate(parts):
+                out += self._speak_chunk(part, pack, speed, seed + 1000 * (j + 1))
+            return out

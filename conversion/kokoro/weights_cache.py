@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conversion.core.bundle import replace_dir, file_sha256
+from conversion.core.bundle import file_sha256, replace_dir
 from conversion.core.paths import ensure_writable_folder
 
 MANIFEST = "voxport-weights.json"
