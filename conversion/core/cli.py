@@ -54,8 +54,12 @@ def _add_common(p: argparse.ArgumentParser, weights: bool = True, json_out: bool
 
 
 def _add_bundle(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bundle", default=None, metavar="DIR",
-                   help="bundle folder to use (exported there first when missing or stale)")
+    p.add_argument(
+        "--bundle",
+        default=None,
+        metavar="DIR",
+        help="bundle folder to use (exported there first when missing or stale)",
+    )
     p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32")
 
 

@@ -23,9 +23,20 @@ def gated_bundle(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("kokoro")
     bundle, report = tmp / "bundle", tmp / "gate.json"
     proc = subprocess.run(
-        [VOXPORT, "gate", "kokoro", "--config", "reduced", "--bundle", str(bundle),
-         "--json", str(report)],
-        capture_output=True, text=True, timeout=1800,
+        [
+            VOXPORT,
+            "gate",
+            "kokoro",
+            "--config",
+            "reduced",
+            "--bundle",
+            str(bundle),
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     return bundle, json.loads(report.read_text()), proc
 
@@ -46,9 +57,23 @@ def test_speak_writes_intelligible_speech(gated_bundle, tmp_path):
     bundle, _, _ = gated_bundle
     out = tmp_path / "hello.wav"
     proc = subprocess.run(
-        [VOXPORT, "speak", "kokoro", "Hello. Thank you.", "-o", str(out), "--config",
-         "reduced", "--bundle", str(bundle), "--voice", "jm_kumo"],
-        capture_output=True, text=True, timeout=900,
+        [
+            VOXPORT,
+            "speak",
+            "kokoro",
+            "Hello. Thank you.",
+            "-o",
+            str(out),
+            "--config",
+            "reduced",
+            "--bundle",
+            str(bundle),
+            "--voice",
+            "jm_kumo",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "real-time factor" in proc.stdout
