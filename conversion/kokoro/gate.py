@@ -48,6 +48,9 @@ FIXTURE_SENTENCES = (
 SHORT_SENTENCES = ("Hello.",)
 COS_MIN = 0.9999
 MAGSPEC_MIN = 0.999
+# Per bundle precision: (graph cosine, end-to-end magnitude-spectrogram corr). fp32 is the
+# issue's bar; fp16 rounds every activation to 11 bits, so its bar is one digit lower.
+THRESHOLDS = {"fp32": (COS_MIN, MAGSPEC_MIN), "fp16": (0.999, 0.99), "int8": (0.99, 0.98)}
 WER_MARGIN = 0.05
 
 
@@ -92,7 +95,10 @@ def kokoro_rungs(
     every_bucket: bool = True,
     max_bucket_frames: int = 256,
 ) -> list[Rung]:
-    """The ladder over a loaded bundle; `cases[0]` drives the graph-level rungs."""
+    """The ladder over a loaded bundle; `cases[0]` drives the graph-level rungs.
+
+    Thresholds follow the bundle's precision (`THRESHOLDS`); the oracle is always fp32.
+    """
     case = cases[0]
     fx = case.fixture.intermediates
     ids = case.chunk.ids
@@ -101,7 +107,8 @@ def kokoro_rungs(
     cache: dict[str, object] = {}
 
     def run(graph: str, bucket, inputs):
-        return kb.session.run(graph, function_name(graph, bucket), inputs)
+        out = kb.session.run(graph, function_name(graph, bucket), inputs)
+        return {k: v.astype(np.float32) for k, v in out.items()}
 
     def predictor(bucket=None):
         bucket = bucket or kb.tables["predictor"].select(T=n_tok)
@@ -191,6 +198,12 @@ def kokoro_rungs(
         )
     if asr_cases:
         rungs.append(_asr_rung(kb, asr_cases))
+    cos_min, magspec_min = THRESHOLDS[kb.manifest.precision]
+    for r in rungs:
+        if r.metric == "cosine":
+            r.threshold = cos_min
+        elif r.metric == "magspec_corr":
+            r.threshold = magspec_min
     return rungs
 
 

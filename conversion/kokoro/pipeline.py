@@ -73,7 +73,8 @@ class KokoroBundle:
         t = time.perf_counter()
         out = self.session.run(graph, function_name(graph, bucket), inputs)
         ms[graph] = ms.get(graph, 0.0) + (time.perf_counter() - t) * 1e3
-        return out
+        # An fp16 bundle answers in float16; the host (rounding, source, STFT) works in fp32.
+        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
 
     def synthesize_ids(
         self,

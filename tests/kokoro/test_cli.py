@@ -95,3 +95,50 @@ def test_bad_input_is_one_line_exit_2(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith("voxport: error:") and needle in err[0]
+
+
+def test_memory_stays_flat_over_50_sentences(gated_bundle):
+    """RSS growth ≤ 50 MB over 50 sentences through the graphs and host steps.
+
+    The predictor and the harmonic source run for every sentence; the whole pipeline (prosody
+    and the vocoder, ~19 s a call at L64 on this runtime) for every tenth — the same Session
+    call path either way.
+    """
+    import psutil
+
+    from conversion.kokoro import host
+    from conversion.kokoro.graphs import function_name
+    from conversion.kokoro.pipeline import KokoroBundle
+
+    bundle, _, _ = gated_bundle
+    proc = psutil.Process()
+    pack = host.load_voice("jf_alpha")
+    chunk = host.text_to_chunks("Hello.")[0]
+    ref_s = host.ref_s_for(pack, chunk.n_phonemes)
+    with KokoroBundle(bundle) as kb:
+        kb.synthesize_ids(chunk.ids, ref_s)  # warm: lowering, first allocations
+        start = proc.memory_info().rss
+        for i in range(50):
+            if i % 10 == 9:
+                kb.synthesize_ids(chunk.ids, ref_s, seed=i)
+                continue
+            b = kb.tables["predictor"].select(T=len(chunk.ids))
+            ids, n = host.padded_ids(chunk.ids, b["T"])
+            out = kb.session.run(
+                "predictor",
+                function_name("predictor", b),
+                {"ids": ids, "ref_s": ref_s, "n_tokens": n},
+            )
+            pred_dur = host.pred_durations(out["duration"][0, : len(chunk.ids)])
+            host.harmonic_source(
+                np.zeros((1, 2 * int(pred_dur.sum())), np.float32),
+                kb.source_weight,
+                kb.source_bias,
+                **{
+                    k: v
+                    for k, v in host.draw_source_noise(2 * int(pred_dur.sum()), i).items()
+                    if k != "source_noise"
+                },
+            )
+        growth_mb = (proc.memory_info().rss - start) / 2**20
+    assert growth_mb <= 50, f"RSS grew {growth_mb:.1f} MB over 50 sentences"
