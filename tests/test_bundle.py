@@ -31,6 +31,9 @@ def test_manifest_describes_graphs(tmp_path):
     assert fn["outputs"] == [{"name": "y", "shape": [8, 256], "dtype": "float32"}]
     assert len(m["graphs"]["mlp"]["sha256"]) == 64
     assert m["packages"]["coreai-torch"] == "0.4.3"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "b").stat().st_mode & 0o777 == 0o777 & ~umask  # not mkdtemp's 0700
 
 
 def test_tampered_asset_is_refused(tmp_path):

@@ -132,6 +132,10 @@ class BundleWriter:
     def __enter__(self) -> BundleWriter:
         check_writable_destination(self.dest, self.overwrite)
         self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.dest.name}.tmp-", dir=self.dest.parent))
+        # mkdtemp makes the folder private (0700); a bundle is an ordinary folder.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self._tmp, 0o777 & ~umask)
         return self
 
     @property
