@@ -98,3 +98,16 @@ def bench_table_markdown(figures: dict[str, Any]) -> str:
         lines = ["| Figure | Value |", "|---|---:|"]
         lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in figures.items()]
     return "\n".join(lines) + "\n"
+
+
+def emit(
+    report: LadderReport,
+    json_path: str | Path | None = None,
+    markdown_path: str | Path | None = None,
+) -> None:
+    """What `voxport gate` does with a report: the table always, JSON and markdown on request."""
+    render_table(report)
+    if json_path:
+        to_json(report, json_path)
+    if markdown_path:
+        Path(markdown_path).write_text(to_markdown(report))

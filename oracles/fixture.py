@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from conversion.core.versions import package_versions as core_package_versions
 from oracles.arrays import is_array_like, tensor_to_numpy, widening_note
 
 FORMAT = "voxport-fixture/1"
@@ -85,13 +86,7 @@ def package_versions(names: Iterable[str]) -> dict[str, str | None]:
         name = dist.metadata["Name"] or ""
         if name.lower().startswith("coreai") and name not in wanted:
             wanted.append(name)
-    out: dict[str, str | None] = {}
-    for name in wanted:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return core_package_versions(wanted)
 
 
 def save_fixture(

@@ -15,7 +15,6 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +22,11 @@ from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import ExportedGraph, GraphSpec, export_graph
 from .paths import ensure_writable_folder
 from .precision import Precision
+from .versions import package_versions
 
 FORMAT = "voxport-bundle/1"
 MANIFEST = "manifest.json"
 _PACKAGES = ("voxport", "torch", "coreai-torch", "coreai-core", "coreai-opt", "numpy")
-
-
-def package_versions(names: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for n in names:
-        try:
-            out[n] = metadata.version(n)
-        except metadata.PackageNotFoundError:
-            out[n] = None
-    return out
 
 
 def content_hash(path: Path) -> str:
@@ -181,7 +171,7 @@ class BundleWriter:
         return target
 
     def manifest(self) -> Manifest:
-        versions = package_versions()
+        versions = package_versions(_PACKAGES)
         return Manifest(
             model=self.model,
             precision=self.precision.value,

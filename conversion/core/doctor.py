@@ -8,10 +8,11 @@ import shutil
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+from .versions import package_versions
 
 PINS = {"torch": "2.13.0", "coreai-torch": "0.4.3", "coreai-core": "1.0.0b3", "coreai-opt": "0.4.0"}
 OTHERS = (
@@ -29,18 +30,12 @@ OTHERS = (
 )
 
 
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def versions() -> dict[str, str | None]:
-    out = {"python": platform.python_version(), "platform": platform.platform()}
-    for name in (*PINS, *OTHERS):
-        out[name] = _version(name)
-    return out
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        **package_versions((*PINS, *OTHERS)),
+    }
 
 
 def pin_problems(found: dict[str, str | None]) -> list[str]:

@@ -19,7 +19,7 @@ import torch
 from .buckets import Bucket, BucketTable
 from .decomp import decomposition_table
 from .errors import ExportLintError, UserError
-from .lint import lint_program
+from .lint import input_dtype_findings, lint_program
 from .precision import Precision, prepare_inputs, prepare_module, quantize_program
 
 
@@ -88,7 +88,8 @@ def export_program(
         try:
             exported = torch.export.export(module, args)
         except Exception as e:
-            findings = lint_program_safe(module, fn.inputs)
+            # torch.export failed: the input-dtype lint can still explain part of it.
+            findings = input_dtype_findings(fn.inputs)
             if findings and lint:
                 raise ExportLintError(findings) from e
             raise
@@ -112,13 +113,6 @@ def export_program(
     if fn.bucket is not None:
         io["bucket"] = dict(fn.bucket)
     return decomposed, io
-
-
-def lint_program_safe(module: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> list:
-    """When torch.export itself fails, the int64-input lint can still explain part of it."""
-    from .lint import input_dtype_findings
-
-    return input_dtype_findings(inputs)
 
 
 @dataclass

@@ -136,12 +136,12 @@ def speak(args: argparse.Namespace) -> int:
 
 
 def gate(args: argparse.Namespace) -> int:
-    from gates.report import render_table, to_json, to_markdown
+    from gates.ladder import run_ladder
+    from gates.report import emit
 
     from .selftest_ladder import core_rungs
 
     _reject_weights(args)
-    from gates.ladder import run_ladder
 
     with tempfile.TemporaryDirectory(prefix="voxport-core-") as tmp:
         bundle = build_bundle(Path(tmp) / "core", args.seed)
@@ -151,11 +151,7 @@ def gate(args: argparse.Namespace) -> int:
                 core_rungs(session, args.seed, plot=args.plot),
                 stop_on_fail=args.stop_on_fail,
             )
-    render_table(report)
-    if args.json_path:
-        to_json(report, args.json_path)
-    if args.markdown:
-        Path(args.markdown).write_text(to_markdown(report))
+    emit(report, args.json_path, args.markdown)
     return 0 if report.passed else 1
 
 

@@ -39,7 +39,7 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
     def conv_pair():
         return _eager(conv, conv_in), _runtime(session, "conv", conv_in, "y")
 
-    def mlp_pair(graph: str, half: bool = False):
+    def mlp_pair(graph: str):
         def compute():
             ref = _eager(mlp, mlp_in)
             cand = _runtime(session, graph, mlp_in, "y").astype(np.float32)

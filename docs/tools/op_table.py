@@ -732,9 +732,9 @@ def _fmt_ms(v) -> str:
 
 
 def _header() -> str:
-    from conversion.core.bundle import package_versions
+    from conversion.core.versions import package_versions
 
-    v = package_versions()
+    v = package_versions(("torch", "coreai-torch", "coreai-core", "coreai-opt", "numpy"))
     return (
         f"Measured {dt.date.today().isoformat()} with torch {v['torch']}, coreai-torch "
         f"{v['coreai-torch']}, coreai-core {v['coreai-core']}, coreai-opt {v['coreai-opt']}, "
