@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from conversion.core.bundle import load_manifest
-from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
+from conversion.core.errors import BundleIntegrityError, BundleNotFoundError
 from conversion.core.progress import progress_steps
 
 from . import weights
@@ -90,7 +90,7 @@ def speak(args: argparse.Namespace) -> int:
     bundle = ensure_bundle(args, snapshot)
     start = time.perf_counter()
     with KokoroBundle(bundle) as kb:
-        chunks = host.text_to_chunks(args.text, max_ids=kb.tables["predictor"].limits()["T"])
+        chunks = kb.chunks(args.text)
         with progress_steps(len(chunks), "speak kokoro") as bar:
             audio, results = kb.speak(
                 args.text,
@@ -99,6 +99,7 @@ def speak(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 voice_dirs=voice_dirs,
                 on_chunk=lambda i, n, c: bar.step(c.text[:40]),
+                chunks=chunks,
             )
     seconds = time.perf_counter() - start
     host.write_wav(args.output, audio)
@@ -112,7 +113,7 @@ def speak(args: argparse.Namespace) -> int:
 
 def gate(args: argparse.Namespace) -> int:
     from gates.ladder import run_ladder
-    from gates.report import render_table, to_json, to_markdown
+    from gates.report import emit
 
     from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES, kokoro_rungs, make_cases
     from .pipeline import KokoroBundle
@@ -127,26 +128,9 @@ def gate(args: argparse.Namespace) -> int:
             kmodel, sentences, voice, args.seed, on_case=lambda i, n, text: bar.step(text[:40])
         )
     with KokoroBundle(bundle, isolate=True) as kb:
-        rungs = kokoro_rungs(kb, cases, asr_cases=cases)
+        rungs = kokoro_rungs(kb, cases, asr_cases=cases, plot=args.plot)
         report = run_ladder("kokoro", rungs, stop_on_fail=args.stop_on_fail)
-    render_table(report)
-    if args.json_path:
-        to_json(report, args.json_path)
-    if args.markdown:
-        Path(args.markdown).write_text(to_markdown(report))
-    if args.plot:
-        from gates.plot import plot_waveforms
-
-        with KokoroBundle(bundle) as kb:
-            c = cases[0]
-            audio = kb.synthesize_ids(c.chunk.ids, c.ref_s, draws=c.draws()).audio
-        plot_waveforms(
-            c.fixture.outputs["audio"],
-            audio,
-            24000,
-            args.plot,
-            f"kokoro: oracle vs bundle — {c.text}",
-        )
+    emit(report, args.json_path, args.markdown)
     return 0 if report.passed else 1
 
 
@@ -156,4 +140,4 @@ def bench(args: argparse.Namespace) -> int:
     return run_bench(args, resolve_weights(args))
 
 
-__all__ = ["UserError", "bench", "export", "gate", "speak"]
+__all__ = ["bench", "export", "gate", "speak"]

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from conversion.core.buckets import pad_to
 from gates.asr import transcribe, word_error_rate
 from gates.ladder import Rung
 from oracles import Fixture
 
 from . import host
-from .graphs import function_name
 from .oracle import record
 from .pipeline import KokoroBundle
 
@@ -94,10 +93,12 @@ def kokoro_rungs(
     asr_cases: list[Case] | None = None,
     every_bucket: bool = True,
     max_bucket_frames: int = 256,
+    plot: Path | None = None,
 ) -> list[Rung]:
     """The ladder over a loaded bundle; `cases[0]` drives the graph-level rungs.
 
     Thresholds follow the bundle's precision (`THRESHOLDS`); the oracle is always fp32.
+    With `plot`, the end-to-end rung also writes oracle vs bundle waveforms there.
     """
     case = cases[0]
     fx = case.fixture.intermediates
@@ -106,46 +107,14 @@ def kokoro_rungs(
     frames = int(fx["pred_dur"].sum())
     cache: dict[str, object] = {}
 
-    def run(graph: str, bucket, inputs):
-        out = kb.session.run(graph, function_name(graph, bucket), inputs)
-        return {k: v.astype(np.float32) for k, v in out.items()}
-
     def predictor(bucket=None):
-        bucket = bucket or kb.tables["predictor"].select(T=n_tok)
-        ids_b, n_tokens = host.padded_ids(ids, bucket["T"])
-        return run("predictor", bucket, {"ids": ids_b, "ref_s": case.ref_s, "n_tokens": n_tokens})
+        return kb.predictor(ids, case.ref_s, bucket)
 
     def prosody(bucket=None):
-        bucket = bucket or kb.tables["prosody"].select(T=n_tok, L=frames)
-        aln, _ = host.padded_alignment(fx["pred_dur"], bucket["T"], bucket["L"])
-        return run(
-            "prosody",
-            bucket,
-            {
-                "d": pad_to(fx["d"], bucket["T"], axis=1),
-                "t_en": pad_to(fx["t_en"], bucket["T"], axis=2),
-                "aln": aln,
-                "ref_s": case.ref_s,
-                "n_frames": np.array([frames], np.int32),
-            },
-        )
+        return kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], case.ref_s, bucket)
 
     def vocoder(bucket=None):
-        bucket = bucket or kb.tables["vocoder"].select(L=frames)
-        lb = bucket["L"]
-        out = run(
-            "vocoder",
-            bucket,
-            {
-                "asr": pad_to(fx["asr"], lb, axis=2),
-                "F0": pad_to(fx["F0"], 2 * lb, axis=1),
-                "N": pad_to(fx["N"], 2 * lb, axis=1),
-                "har": host.pad_har(fx["har"], lb),
-                "ref_s": case.ref_s,
-                "n_frames": np.array([frames], np.int32),
-            },
-        )
-        return host.trim_audio(out["waveform"], frames)
+        return kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], case.ref_s, bucket)
 
     def cached(key, fn):
         if key not in cache:
@@ -155,31 +124,34 @@ def kokoro_rungs(
     def e2e(key="e2e"):
         return cached(key, lambda: kb.synthesize_ids(ids, case.ref_s, draws=case.draws()).audio)
 
+    def e2e_pair():
+        audio = e2e()
+        if plot is not None:
+            from gates.plot import plot_waveforms
+
+            title = f"kokoro: oracle vs bundle — {case.text}"
+            plot_waveforms(case.fixture.outputs["audio"], audio, host.SAMPLE_RATE, plot, title)
+        return case.fixture.outputs["audio"], audio
+
     rungs = [
         _pair_cos(
             "predictor: duration",
-            lambda: (fx["duration"].reshape(-1), cached("pred", predictor)["duration"][0, :n_tok]),
+            lambda: (fx["duration"].reshape(-1), cached("pred", predictor)["duration"]),
         ),
-        _pair_cos("predictor: d", lambda: (fx["d"], cached("pred", predictor)["d"][:, :n_tok])),
-        _pair_cos(
-            "predictor: t_en", lambda: (fx["t_en"], cached("pred", predictor)["t_en"][:, :, :n_tok])
-        ),
+        _pair_cos("predictor: d", lambda: (fx["d"], cached("pred", predictor)["d"])),
+        _pair_cos("predictor: t_en", lambda: (fx["t_en"], cached("pred", predictor)["t_en"])),
         Rung(
             "predictor: rounded durations",
             "token_agreement",
             1.0,
             lambda: (
                 list(fx["pred_dur"]),
-                list(host.pred_durations(cached("pred", predictor)["duration"][0, :n_tok])),
+                list(host.pred_durations(cached("pred", predictor)["duration"])),
             ),
         ),
-        _pair_cos(
-            "prosody: asr", lambda: (fx["asr"], cached("pros", prosody)["asr"][..., :frames])
-        ),
-        _pair_cos(
-            "prosody: F0", lambda: (fx["F0"], cached("pros", prosody)["F0"][:, : 2 * frames])
-        ),
-        _pair_cos("prosody: N", lambda: (fx["N"], cached("pros", prosody)["N"][:, : 2 * frames])),
+        _pair_cos("prosody: asr", lambda: (fx["asr"], cached("pros", prosody)["asr"])),
+        _pair_cos("prosody: F0", lambda: (fx["F0"], cached("pros", prosody)["F0"])),
+        _pair_cos("prosody: N", lambda: (fx["N"], cached("pros", prosody)["N"])),
         _pair_cos(
             "vocoder: waveform (oracle har)",
             lambda: (case.fixture.outputs["audio"], cached("voc", vocoder)),
@@ -188,7 +160,7 @@ def kokoro_rungs(
             "end to end (oracle draws): magspec corr",
             "magspec_corr",
             MAGSPEC_MIN,
-            lambda: (case.fixture.outputs["audio"], e2e()),
+            e2e_pair,
         ),
         Rung("two runs bit-identical: max|Δ|", "max_abs", 0.0, lambda: (e2e(), e2e("again"))),
     ]
@@ -215,7 +187,7 @@ def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_fram
             rungs.append(
                 _pair_cos(
                     f"bucket predictor {b.label}: d",
-                    lambda b=b: (fx["d"], predictor(b)["d"][:, :n_tok]),
+                    lambda b=b: (fx["d"], predictor(b)["d"]),
                 )
             )
     for b in kb.tables["prosody"]:
@@ -228,7 +200,7 @@ def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_fram
             rungs.append(
                 _pair_cos(
                     f"bucket prosody {b.label}: F0",
-                    lambda b=b: (fx["F0"], prosody(b)["F0"][:, : 2 * frames]),
+                    lambda b=b: (fx["F0"], prosody(b)["F0"]),
                 )
             )
     for b in kb.tables["vocoder"]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,10 +32,8 @@ HOST_DATA = "host_source.npz"  # m_source.l_linear weight and bias, for the host
 class ChunkResult:
     audio: np.ndarray
     pred_dur: np.ndarray
-    buckets: dict[str, dict[str, int]]
     graph_ms: dict[str, float]
     host_ms: float
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class KokoroBundle:
@@ -69,12 +67,92 @@ class KokoroBundle:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _run(self, graph: str, bucket, inputs: Mapping[str, np.ndarray], ms: dict) -> dict:
+    def _run(self, graph: str, bucket, inputs: Mapping[str, np.ndarray], ms: dict | None) -> dict:
         t = time.perf_counter()
         out = self.session.run(graph, function_name(graph, bucket), inputs)
-        ms[graph] = ms.get(graph, 0.0) + (time.perf_counter() - t) * 1e3
+        if ms is not None:
+            ms[graph] = ms.get(graph, 0.0) + (time.perf_counter() - t) * 1e3
         # An fp16 bundle answers in float16; the host (rounding, source, STFT) works in fp32.
         return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
+
+    # One step per graph: real-length arrays in, padded to the bucket (the smallest that fits
+    # unless one is given), real-length arrays out. The pipeline and the gate both call these.
+
+    def predictor(
+        self, ids: list[int], ref_s: np.ndarray, bucket=None, ms: dict | None = None
+    ) -> dict[str, np.ndarray]:
+        """duration [T] (before speed), d [1, T, 640], t_en [1, 512, T] for T ids."""
+        n_tok = len(ids)
+        bucket = bucket or self.tables["predictor"].select(T=n_tok)
+        ids_b, n_tokens = host.padded_ids(ids, bucket["T"])
+        out = self._run(
+            "predictor", bucket, {"ids": ids_b, "ref_s": ref_s, "n_tokens": n_tokens}, ms
+        )
+        return {
+            "duration": out["duration"][0, :n_tok],
+            "d": out["d"][:, :n_tok],
+            "t_en": out["t_en"][:, :, :n_tok],
+        }
+
+    def prosody(
+        self,
+        d: np.ndarray,
+        t_en: np.ndarray,
+        pred_dur: np.ndarray,
+        ref_s: np.ndarray,
+        bucket=None,
+        ms: dict | None = None,
+    ) -> dict[str, np.ndarray]:
+        """asr [1, 512, L], F0 [1, 2L], N [1, 2L] for the L = sum(pred_dur) frames."""
+        n_tok, frames = d.shape[1], int(np.sum(pred_dur))
+        bucket = bucket or self.tables["prosody"].select(T=n_tok, L=frames)
+        aln, _ = host.padded_alignment(pred_dur, bucket["T"], bucket["L"])
+        out = self._run(
+            "prosody",
+            bucket,
+            {
+                "d": pad_to(d, bucket["T"], axis=1),
+                "t_en": pad_to(t_en, bucket["T"], axis=2),
+                "aln": aln,
+                "ref_s": ref_s,
+                "n_frames": np.array([frames], np.int32),
+            },
+            ms,
+        )
+        return {
+            "asr": out["asr"][:, :, :frames],
+            "F0": out["F0"][:, : 2 * frames],
+            "N": out["N"][:, : 2 * frames],
+        }
+
+    def vocoder(
+        self,
+        asr: np.ndarray,
+        F0: np.ndarray,  # noqa: N803 (the publisher's name)
+        N: np.ndarray,  # noqa: N803
+        har: np.ndarray,
+        ref_s: np.ndarray,
+        bucket=None,
+        ms: dict | None = None,
+    ) -> np.ndarray:
+        """The waveform's real L·600 samples, float32 1-D."""
+        frames = asr.shape[-1]
+        bucket = bucket or self.tables["vocoder"].select(L=frames)
+        lb = bucket["L"]
+        out = self._run(
+            "vocoder",
+            bucket,
+            {
+                "asr": pad_to(asr, lb, axis=2),
+                "F0": pad_to(F0, 2 * lb, axis=1),
+                "N": pad_to(N, 2 * lb, axis=1),
+                "har": host.pad_har(har, lb),
+                "ref_s": ref_s,
+                "n_frames": np.array([frames], np.int32),
+            },
+            ms,
+        )
+        return host.trim_audio(out["waveform"], frames)
 
     def synthesize_ids(
         self,
@@ -83,80 +161,36 @@ class KokoroBundle:
         speed: float = 1.0,
         seed: int = 0,
         draws: Mapping[str, np.ndarray] | None = None,
-        buckets: Mapping[str, Mapping[str, int]] | None = None,
-        keep: bool = False,
     ) -> ChunkResult:
-        """One chunk (ids with their two pads) to audio; `draws` replays the source noise.
-
-        `buckets` forces a bucket per graph (it must fit), for the every-bucket gate rung.
-        """
+        """One chunk (ids with their two pads) to audio; `draws` replays the source noise."""
         start = time.perf_counter()
         ms: dict[str, float] = {}
         ref_s = np.asarray(ref_s, np.float32).reshape(1, -1)
-        n_tok = len(ids)
-        forced = buckets or {}
-        b_pred = forced.get("predictor") or self.tables["predictor"].select(T=n_tok)
-        ids_b, n_tokens = host.padded_ids(ids, b_pred["T"])
-        pred = self._run(
-            "predictor", b_pred, {"ids": ids_b, "ref_s": ref_s, "n_tokens": n_tokens}, ms
-        )
-        duration = pred["duration"][0, :n_tok]
-        pred_dur = host.pred_durations(duration, speed)
+        pred = self.predictor(ids, ref_s, ms=ms)
+        pred_dur = host.pred_durations(pred["duration"], speed)
         frames = int(pred_dur.sum())
-        b_pros = forced.get("prosody") or self.tables["prosody"].select(T=n_tok, L=frames)
-        aln, _ = host.padded_alignment(pred_dur, b_pros["T"], b_pros["L"])
-        pros = self._run(
-            "prosody",
-            b_pros,
-            {
-                "d": pad_to(pred["d"][:, :n_tok], b_pros["T"], axis=1),
-                "t_en": pad_to(pred["t_en"][:, :, :n_tok], b_pros["T"], axis=2),
-                "aln": aln,
-                "ref_s": ref_s,
-                "n_frames": np.array([frames], np.int32),
-            },
-            ms,
-        )
-        f0 = pros["F0"][:, : 2 * frames]
+        pros = self.prosody(pred["d"], pred["t_en"], pred_dur, ref_s, ms=ms)
         noise = draws if draws is not None else host.draw_source_noise(2 * frames, seed)
         har = host.harmonic_source(
-            f0, self.source_weight, self.source_bias, noise["rand_ini"], noise["sine_noise"]
+            pros["F0"],
+            self.source_weight,
+            self.source_bias,
+            noise["rand_ini"],
+            noise["sine_noise"],
         )
-        b_voc = forced.get("vocoder") or self.tables["vocoder"].select(L=frames)
-        voc = self._run(
-            "vocoder",
-            b_voc,
-            {
-                "asr": pad_to(pros["asr"][:, :, :frames], b_voc["L"], axis=2),
-                "F0": pad_to(f0, 2 * b_voc["L"], axis=1),
-                "N": pad_to(pros["N"][:, : 2 * frames], 2 * b_voc["L"], axis=1),
-                "har": host.pad_har(har, b_voc["L"]),
-                "ref_s": ref_s,
-                "n_frames": np.array([frames], np.int32),
-            },
-            ms,
-        )
-        audio = host.trim_audio(voc["waveform"], frames)
+        audio = self.vocoder(pros["asr"], pros["F0"], pros["N"], har, ref_s, ms=ms)
         total_ms = (time.perf_counter() - start) * 1e3
-        outputs = {}
-        if keep:
-            outputs = {
-                "duration": duration,
-                "d": pred["d"][:, :n_tok],
-                "t_en": pred["t_en"][:, :, :n_tok],
-                "asr": pros["asr"][:, :, :frames],
-                "F0": f0,
-                "N": pros["N"][:, : 2 * frames],
-                "har": har,
-            }
         return ChunkResult(
             audio=audio,
             pred_dur=pred_dur,
-            buckets={"predictor": dict(b_pred), "prosody": dict(b_pros), "vocoder": dict(b_voc)},
             graph_ms=ms,
             host_ms=total_ms - sum(ms.values()),
-            outputs=outputs,
         )
+
+    def chunks(self, text: str) -> list[host.Chunk]:
+        """`text` split so every chunk fits this bundle's largest token bucket."""
+        max_ids = self.tables["predictor"].limits()["T"]
+        return host.text_to_chunks(text, max_ids=min(max_ids, host.MAX_IDS))
 
     def speak(
         self,
@@ -166,10 +200,13 @@ class KokoroBundle:
         seed: int = 0,
         voice_dirs: tuple | list = (),
         on_chunk: Callable[[int, int, host.Chunk], None] | None = None,
+        chunks: list[host.Chunk] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
-        """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined."""
-        max_ids = self.tables["predictor"].limits()["T"]
-        chunks = host.text_to_chunks(text, max_ids=min(max_ids, host.MAX_IDS))
+        """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined.
+
+        `chunks` are `self.chunks(text)` when the caller already has them (G2P is not free).
+        """
+        chunks = self.chunks(text) if chunks is None else chunks
         pack = host.load_voice(voice, extra_dirs=voice_dirs)
         results: list[ChunkResult] = []
         for i, chunk in enumerate(chunks):

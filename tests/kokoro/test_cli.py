@@ -33,6 +33,8 @@ def gated_bundle(tmp_path_factory):
             str(bundle),
             "--json",
             str(report),
+            "--plot",
+            str(tmp / "gate.png"),
         ],
         capture_output=True,
         text=True,
@@ -42,13 +44,14 @@ def gated_bundle(tmp_path_factory):
 
 
 def test_reduced_real_weight_gate_passes(gated_bundle):
-    _, report, proc = gated_bundle
+    bundle, report, proc = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
     assert proc.returncode == 0
     names = " ".join(r["name"] for r in report["rungs"])
     for graph in ("predictor", "prosody", "vocoder", "end to end", "bit-identical", "ASR"):
         assert graph in names
+    assert (bundle.parent / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
 
 
 def test_speak_writes_intelligible_speech(gated_bundle, tmp_path):
@@ -107,7 +110,6 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
     import psutil
 
     from conversion.kokoro import host
-    from conversion.kokoro.graphs import function_name
     from conversion.kokoro.pipeline import KokoroBundle
 
     bundle, _, _ = gated_bundle
@@ -122,14 +124,8 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
             if i % 10 == 9:
                 kb.synthesize_ids(chunk.ids, ref_s, seed=i)
                 continue
-            b = kb.tables["predictor"].select(T=len(chunk.ids))
-            ids, n = host.padded_ids(chunk.ids, b["T"])
-            out = kb.session.run(
-                "predictor",
-                function_name("predictor", b),
-                {"ids": ids, "ref_s": ref_s, "n_tokens": n},
-            )
-            pred_dur = host.pred_durations(out["duration"][0, : len(chunk.ids)])
+            pred = kb.predictor(chunk.ids, ref_s)
+            pred_dur = host.pred_durations(pred["duration"])
             host.harmonic_source(
                 np.zeros((1, 2 * int(pred_dur.sum())), np.float32),
                 kb.source_weight,
