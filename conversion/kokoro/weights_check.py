@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .weights import assemble_onnx, build_snapshot_from_pypi, load_kmodel, load_snapshot
-from .weights_cache import read_manifest
+from conversion.core.weights_folder import read_manifest
 from .weights_onnx_reference import OnnxReference
 
 SENTENCES = (

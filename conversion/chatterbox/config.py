@@ -1,0 +1,153 @@
+"""Chatterbox sizes: the published configuration and the reduced one the tests use.
+
+The publisher's constructors hard-code their sizes (`T3()` reads `LLAMA_CONFIGS["Llama_520M"]`,
+`S3Gen()` builds its encoder, estimator and vocoder with literal arguments), so a reduced model
+is built by the same constructors with a few arguments overridden (`sizes_patched`). What must
+not shrink: T3's hidden size (1024: the perceiver and the conditioning encoder are fixed at it)
+and the S3Gen encoder's width (512: the token embedding and `encoder_proj` are fixed at it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
+SAMPLE_RATE = 24_000
+TOKEN_HOP = 960  # samples per speech token (25 Hz); two mel frames per token
+MEL_HOP = 480  # samples per mel frame (50 Hz)
+
+
+@dataclass(frozen=True)
+class ChatterboxConfig:
+    name: str
+    # T3 (Llama backbone); None = the published value
+    t3_layers: int = 30
+    t3_intermediate: int = 4096
+    # S3Gen flow encoder (UpsampleConformerEncoder): its 6 blocks before the upsample; the 4
+    # after it are hard-coded in the publisher's class
+    encoder_blocks: int = 6
+    encoder_linear_units: int = 2048
+    # CFM estimator (ConditionalDecoder)
+    estimator_blocks: int = 4
+    estimator_mid_blocks: int = 12
+    # HiFT vocoder
+    hift_base_channels: int = 512
+    f0_cond_channels: int = 512
+    # graph shapes: T3's KV length, prefill buckets, text budget (tokens incl. SOT/EOT)
+    # (prefill = conditioning 34 + text + 2 start-of-speech rows; then one row per token)
+    kv_length: int = 1024
+    prefill_buckets: tuple[int, ...] = (128, 256, 384)
+    text_budget: int = 300
+    speech_budget: int = 600  # tokens per text chunk (24 s); the publisher allows 1000
+    # S3Gen buckets. The encoder sees prompt + generated tokens (prompt <= 250 tokens, the
+    # publisher's 10 s reference cap), the estimator 2 mel frames per token, the vocoder only
+    # the generated frames.
+    encoder_tokens: tuple[int, ...] = (256, 512, 896)
+    estimator_frames: tuple[int, ...] = (512, 1024, 1792)
+    vocoder_frames: tuple[int, ...] = (256, 512, 1200)
+    prompt_tokens_max: int = 250
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_published(self) -> bool:
+        return self.name == "published"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+PUBLISHED = ChatterboxConfig(name="published")
+REDUCED = ChatterboxConfig(
+    name="reduced",
+    t3_layers=2,
+    t3_intermediate=1024,
+    encoder_blocks=1,
+    encoder_linear_units=512,
+    estimator_blocks=1,
+    estimator_mid_blocks=1,
+    hift_base_channels=64,
+    f0_cond_channels=64,
+    kv_length=256,
+    prefill_buckets=(96,),
+    text_budget=60,
+    speech_budget=48,
+    encoder_tokens=(64, 96),
+    estimator_frames=(128, 192),
+    vocoder_frames=(64, 96),
+    prompt_tokens_max=40,
+)
+CONFIGS = {c.name: c for c in (PUBLISHED, REDUCED)}
+
+
+def by_name(name: str) -> ChatterboxConfig:
+    return CONFIGS[name]
+
+
+def read_snapshot_config(folder: Path) -> ChatterboxConfig:
+    """The sizes a snapshot was written at: our marker file, or the published ones."""
+    marker = Path(folder) / CONFIG_FILE
+    if not marker.exists():
+        return PUBLISHED
+    data = json.loads(marker.read_text())
+    data["prefill_buckets"] = tuple(data["prefill_buckets"])
+    for key in ("encoder_tokens", "estimator_frames", "vocoder_frames"):
+        data[key] = tuple(data[key])
+    return ChatterboxConfig(**data)
+
+
+def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:
+    def build(*args: Any, **kwargs: Any) -> Any:
+        kwargs.update(fixed)
+        return cls(*args, **kwargs)
+
+    return build
+
+
+@contextlib.contextmanager
+def sizes_patched(config: ChatterboxConfig) -> Iterator[None]:
+    """Make the publisher's argument-less constructors build `config`'s sizes."""
+    if config.is_published:
+        yield
+        return
+    from chatterbox.models.s3gen import s3gen as s3gen_module
+    from chatterbox.models.t3 import llama_configs
+
+    llama = llama_configs.LLAMA_CONFIGS["Llama_520M"]
+    saved_llama = dict(llama)
+    saved_ctors = {
+        name: getattr(s3gen_module, name)
+        for name in (
+            "UpsampleConformerEncoder",
+            "ConditionalDecoder",
+            "HiFTGenerator",
+            "ConvRNNF0Predictor",
+        )
+    }
+    llama.update(num_hidden_layers=config.t3_layers, intermediate_size=config.t3_intermediate)
+    overrides = {
+        "UpsampleConformerEncoder": {
+            "num_blocks": config.encoder_blocks,
+            "linear_units": config.encoder_linear_units,
+        },
+        "ConditionalDecoder": {
+            "n_blocks": config.estimator_blocks,
+            "num_mid_blocks": config.estimator_mid_blocks,
+        },
+        "HiFTGenerator": {"base_channels": config.hift_base_channels},
+        "ConvRNNF0Predictor": {"cond_channels": config.f0_cond_channels},
+    }
+    try:
+        for name, fixed in overrides.items():
+            setattr(s3gen_module, name, _with_fixed_kwargs(saved_ctors[name], fixed))
+        yield
+    finally:
+        llama.clear()
+        llama.update(saved_llama)
+        for name, ctor in saved_ctors.items():
+            setattr(s3gen_module, name, ctor)

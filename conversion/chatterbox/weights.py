@@ -1,0 +1,217 @@
+"""Chatterbox weights: a local snapshot in the publisher's layout, or seeded random ones.
+
+    ve.safetensors        VoiceEncoder (speaker embedding for T3)
+    t3_cfg.safetensors    T3 (Llama_520M backbone, conditioning encoder, embeddings, heads)
+    s3gen.safetensors     S3Gen (S3 tokenizer, CAMPPlus x-vector, flow encoder + CFM, HiFT)
+    tokenizer.json        the English text tokenizer ([START] = 255, [STOP] = 0)
+    conds.pt              optional: the default voice (T3Cond + S3Gen reference dict)
+
+Everything loads through the publisher's own `ChatterboxTTS.from_local`. No hub is reachable
+here, so tests and the published-size gate use `random_snapshot`: the publisher's constructors
+at `config`'s sizes, seeded, saved in exactly that layout (plus `voxport-config.json` naming the
+sizes, which `from_local` cannot be told), with a default voice made by the publisher's own
+`prepare_conditionals` from a synthetic reference wav.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from conversion.core.errors import WeightsError
+from conversion.core.weights_folder import write_folder_atomically
+
+from .config import CONFIG_FILE, SAMPLE_RATE, ChatterboxConfig, read_snapshot_config, sizes_patched
+
+if TYPE_CHECKING:
+    from chatterbox.tts import ChatterboxTTS
+
+REQUIRED = ("ve.safetensors", "t3_cfg.safetensors", "s3gen.safetensors", "tokenizer.json")
+CONDS = "conds.pt"
+START_TEXT, STOP_TEXT = 255, 0
+# Our stand-in tokenizer: the publisher's special tokens at ids 0..7 (its tokenizer.json puts
+# [STOP] at 0 and [START] at 255), then one id per character. Random weights only.
+_SPECIALS = ("[STOP]", "[UNK]", "[SPACE]", "[PAD]", "[SEP]", "[CLS]", "[MASK]")
+_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?;:'\"-()&$%/ "
+
+
+def check_layout(folder: Path) -> None:
+    """Raise WeightsError naming the first missing checkpoint file."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise WeightsError(
+            f"chatterbox weights folder {folder} does not exist; pass a local snapshot of "
+            "ResembleAI/chatterbox (--weights DIR) or --weights random"
+        )
+    for name in REQUIRED:
+        if not (folder / name).is_file():
+            raise WeightsError(
+                f"chatterbox weights: {folder / name} is missing (a snapshot needs "
+                f"{', '.join(REQUIRED)}, optionally {CONDS})"
+            )
+
+
+@contextlib.contextmanager
+def _publisher_environment() -> Iterator[None]:
+    """Let the publisher's constructors run offline and quietly."""
+    import perth
+
+    saved = perth.PerthImplicitWatermarker
+    try:
+        saved()  # its constructor needs setuptools' pkg_resources; absent in new setuptools
+    except Exception:  # noqa: BLE001 - any failure: fall back to the package's dummy
+        perth.PerthImplicitWatermarker = perth.DummyWatermarker
+    try:
+        yield
+    finally:
+        perth.PerthImplicitWatermarker = saved
+
+
+def load_model(folder: Path, config: ChatterboxConfig | None = None) -> ChatterboxTTS:
+    """The publisher's `ChatterboxTTS.from_local(folder)` at the snapshot's sizes (CPU, eval)."""
+    folder = Path(folder)
+    check_layout(folder)
+    snapshot_config = read_snapshot_config(folder)
+    if config is not None and config.name != snapshot_config.name:
+        raise WeightsError(
+            f"chatterbox weights in {folder} are the {snapshot_config.name} configuration, "
+            f"but --config {config.name} was asked for; pass --config {snapshot_config.name} "
+            "or a snapshot of the other size"
+        )
+    from chatterbox.tts import ChatterboxTTS
+
+    with sizes_patched(snapshot_config), _publisher_environment():
+        try:
+            model = ChatterboxTTS.from_local(folder, "cpu")
+        except RuntimeError as err:  # load_state_dict: missing keys or wrong shapes
+            name = _file_named_by(str(err))
+            raise WeightsError(
+                f"chatterbox weights: {folder / name} does not match the "
+                f"{snapshot_config.name} configuration's model: {str(err).splitlines()[0]}"
+            ) from err
+        except (OSError, ValueError) as err:  # unreadable safetensors / tokenizer / conds
+            raise WeightsError(f"chatterbox weights in {folder} could not be read: {err}") from err
+    model.t3.eval()
+    model.s3gen.eval()
+    model.ve.eval()
+    return model
+
+
+def _file_named_by(message: str) -> str:
+    for cls, name in (("T3", "t3_cfg.safetensors"), ("S3Token2Wav", "s3gen.safetensors")):
+        if f"for {cls}:" in message:
+            return name
+    return "ve.safetensors" if "VoiceEncoder" in message else "(a checkpoint)"
+
+
+def write_tokenizer(path: Path) -> None:
+    """A character tokenizer with the publisher's special tokens and ids (random weights only)."""
+    vocab = {tok: i for i, tok in enumerate(_SPECIALS)}
+    for ch in _CHARS:
+        if ch != " ":
+            vocab.setdefault(ch, len(vocab))
+    vocab["[START]"] = START_TEXT
+    added = [
+        {
+            "id": vocab[t],
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t in (*_SPECIALS, "[START]")
+    ]
+    spec = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Split",
+            "pattern": {"String": ""},
+            "behavior": "Isolated",
+            "invert": False,
+        },
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"},
+    }
+    Path(path).write_text(json.dumps(spec, indent=1))
+
+
+def synthetic_reference(seconds: float, seed: int, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """A voiced, vibrato'd harmonic tone with breath noise: a deterministic stand-in reference."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sample_rate)) / sample_rate
+    f0 = 140.0 + 20.0 * np.sin(2 * np.pi * 4.5 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / sample_rate
+    wav = sum(np.sin(k * phase) / k for k in range(1, 9))
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 2.0 * t) ** 2
+    wav = 0.2 * envelope * wav + 0.01 * rng.standard_normal(t.size)
+    return wav.astype(np.float32)
+
+
+def random_snapshot(dest: Path, config: ChatterboxConfig, seed: int = 0) -> Path:
+    """Seeded random weights at `config`'s sizes, in the publisher's layout, with conds.pt."""
+    from safetensors.torch import save_file
+
+    def fill(tmp: Path) -> dict:
+        from chatterbox.models.s3gen import S3Gen
+        from chatterbox.models.t3 import T3
+        from chatterbox.models.voice_encoder import VoiceEncoder
+
+        torch.manual_seed(seed)
+        with sizes_patched(config):
+            parts = {
+                "ve.safetensors": VoiceEncoder(),
+                "t3_cfg.safetensors": T3(),
+                "s3gen.safetensors": S3Gen(),
+            }
+            for name, module in parts.items():
+                _randomize_untrained(module, seed)
+                state = {k: v.contiguous() for k, v in module.state_dict().items()}
+                save_file(state, str(tmp / name))
+        write_tokenizer(tmp / "tokenizer.json")
+        if not config.is_published:
+            (tmp / CONFIG_FILE).write_text(json.dumps(config.to_json(), indent=2) + "\n")
+        _write_default_voice(tmp, config, seed)
+        return {"model": "chatterbox", "config": config.name, "seed": seed, "random": True}
+
+    print(f"chatterbox: writing seeded random weights ({config.name}) to {dest}", file=sys.stderr)
+    return write_folder_atomically(Path(dest), fill)
+
+
+def _randomize_untrained(module: torch.nn.Module, seed: int) -> None:
+    """Give norms and zero-initialised layers non-trivial values, so every path carries signal.
+
+    Fresh modules have LayerNorm/RMSNorm weights of 1 and many zero biases; a gate over such
+    a model would never see a wrong scale or a dropped bias.
+    """
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.ndim == 1 and ("norm" in name or name.endswith("bias")):
+                p.add_(0.05 * torch.randn(p.shape, generator=gen))
+
+
+def _write_default_voice(folder: Path, config: ChatterboxConfig, seed: int) -> None:
+    """conds.pt via the publisher's `prepare_conditionals` on a synthetic reference."""
+    import soundfile as sf
+
+    seconds = 3.0 if config.is_published else 1.0
+    ref = folder / ".default-voice-ref.wav"
+    sf.write(ref, synthetic_reference(seconds, seed), SAMPLE_RATE)
+    model = load_model(folder)
+    model.prepare_conditionals(str(ref), exaggeration=0.5)
+    model.conds.save(folder / CONDS)
+    ref.unlink()
