@@ -187,18 +187,29 @@ def _failure_stats(reference: Any, candidate: Any) -> tuple[dict[str, Any], str]
     return stats, text
 
 
-def _measure(rung: Rung) -> tuple[float, Any]:
-    """Run the rung's compute and metric; returns the value and the compared pair (or None)."""
+@dataclass(frozen=True)
+class Measured:
+    """A compute's ready value with a note for the report (e.g. which draws disagreed)."""
+
+    value: float
+    note: str = ""
+
+
+def _measure(rung: Rung) -> tuple[float, Any, str]:
+    """Run the rung's compute and metric: the value, the compared pair (or None), a note."""
     out = rung.compute()
+    if isinstance(out, Measured):
+        return float(out.value), None, out.note
     if isinstance(out, tuple | list) and len(out) == 2:
         spec = METRICS.get(rung.metric)
         if spec is None:
             raise KeyError(f"unknown metric {rung.metric!r}; known: {sorted(METRICS)}")
-        return float(spec.fn(out[0], out[1], **rung.options)), out
+        return float(spec.fn(out[0], out[1], **rung.options)), out, ""
     if isinstance(out, int | float | np.floating | np.integer) and not isinstance(out, bool):
-        return float(out), None
+        return float(out), None, ""
     raise TypeError(
-        f"compute must return a float or a (reference, candidate) pair, got {type(out).__name__}"
+        "compute must return a float, a Measured or a (reference, candidate) pair, got "
+        f"{type(out).__name__}"
     )
 
 
@@ -214,9 +225,8 @@ def run_rung(rung: Rung) -> RungResult:
     start = time.perf_counter()
     pair = None
     try:
-        value, pair = _measure(rung)
+        value, pair, detail = _measure(rung)
         passed = _passes(value, rung.threshold, higher)
-        detail = ""
     except Exception as exc:  # a broken rung is a failed rung, not a broken runner
         value, passed = float("nan"), False
         detail = f"{type(exc).__name__}: {exc}"
@@ -257,7 +267,7 @@ def _line(model: str, i: int, n: int, r: RungResult) -> str:
     op = ">=" if r.higher_is_better else "<="
     verdict = "PASS" if r.passed else "FAIL"
     text = f"[{model}] {i}/{n} {r.name}: {r.metric}={r.value:.6g} ({op} {r.threshold:g}) {verdict}"
-    return f"{text} - {r.detail}" if r.detail and not r.passed else text
+    return f"{text} - {r.detail}" if r.detail else text
 
 
 def run_ladder(

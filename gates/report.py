@@ -46,9 +46,10 @@ def render_table(report: LadderReport, console: Console | None = None) -> None:
         result = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
         table.add_row(r.name, r.metric, format_value(r.value), _threshold(r), result)
     console.print(table)
-    for r in report.failures:
+    for r in report.rungs:
         if r.detail:
-            console.print(Text.assemble((r.name, "red"), ": ", r.detail))
+            style = "dim" if r.passed else "red"
+            console.print(Text.assemble((r.name, style), ": ", r.detail))
 
 
 def to_json(report: LadderReport, path: str | Path) -> Path:
@@ -73,6 +74,9 @@ def to_markdown(report: LadderReport) -> str:
         result = "pass" if r.passed else "**FAIL**"
         cells = [r.name, r.metric, format_value(r.value), _threshold(r), result]
         lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+    notes = [f"- {r.name}: {r.detail}" for r in report.rungs if r.detail]
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 

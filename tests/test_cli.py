@@ -20,7 +20,9 @@ def _run(argv, capsys):
     [
         (["export", "nosuchmodel"], "unknown model 'nosuchmodel'"),
         (["gate", "kokoro", "--weights", "/does/not/exist"], "weights folder /does/not/exist"),
-        (["bench", "chatterbox"], "not ported yet (issue 4)"),
+        (["bench", "audio8-tts"], "not ported yet (issue 5)"),
+        (["bench", "chatterbox"], "no weights given"),
+        (["gate", "chatterbox", "--weights", "/does/not/exist"], "weights folder /does/not/exist"),
         (["speak", "core", "hello", "-o", "/tmp/x.wav"], "has no voice"),
         (["speak", "core", "   ", "-o", "/tmp/x.wav"], "TEXT is empty"),
         (["gate", "core", "--json", "/proc/voxport/report.json"], "cannot create /proc/voxport"),

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from gates import report
 from gates.errors import ToleranceFailure
-from gates.ladder import Rung, run_ladder
+from gates.ladder import Measured, Rung, run_ladder
 from gates.plot import plot_waveforms
 
 RUNG_KEYS = {"name", "metric", "value", "threshold", "passed"}
@@ -138,13 +138,25 @@ def test_markdown_and_table_list_every_rung():
     ]
     rep = run_ladder("kokoro", rungs, progress=False)
     md = report.to_markdown(rep).splitlines()
-    assert md[0].startswith("| Rung |") and len(md) == 2 + len(rungs)
+    table = md[: md.index("")]
+    assert md[0].startswith("| Rung |") and len(table) == 2 + len(rungs)
+    assert md[-1].startswith("- vocoder: worst at")  # the failure's detail, under the table
     assert "encoder\\|fp16" in md[2] and "pass" in md[2]
     assert "vocoder" in md[3] and "**FAIL**" in md[3] and "0.5" in md[3] and "≤ 0.001" in md[3]
     buf = io.StringIO()
     report.render_table(rep, Console(file=buf, width=120, color_system=None))
     shown = buf.getvalue()
     assert "encoder|fp16" in shown and "vocoder" in shown and "FAIL" in shown
+
+
+def test_measured_note_is_reported_for_a_passing_rung():
+    rep = run_ladder(
+        "toy",
+        [Rung("draws", "agreement", 0.9, lambda: Measured(0.95, "miss at step 3"))],
+        progress=False,
+    )
+    assert rep.passed and rep.rungs[0].value == 0.95 and rep.rungs[0].detail == "miss at step 3"
+    assert "- draws: miss at step 3" in report.to_markdown(rep)
 
 
 def test_bench_table_markdown():

@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--voice", default=None)
     p.add_argument("--speed", type=float, default=1.0)
     p.add_argument("--ref", default=None, metavar="WAV", help="reference voice (cloning)")
+    p.add_argument(
+        "--exaggeration", type=float, default=0.5, help="emotion exaggeration (chatterbox)"
+    )
+    p.add_argument("--cfg", type=float, default=0.5, help="CFG weight (chatterbox)")
     _add_bundle(p)
 
     p = sub.add_parser("bench", help="measure speed and memory; figures as a flat JSON object")

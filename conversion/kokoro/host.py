@@ -12,16 +12,14 @@ re-exports them and adds the bucket padding of graph inputs and the audio output
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from conversion.core import audio_io
 from conversion.core.buckets import pad_to
-from conversion.core.errors import BucketOverflowError, UserError
-from conversion.core.paths import writable_file
+from conversion.core.errors import BucketOverflowError
 
 from .alignment import alignment, alignment_matrix, padded_alignment, pred_durations
 from .source import (
@@ -121,21 +119,5 @@ def join_audio(
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int = SAMPLE_RATE) -> Path:
-    """Write mono float audio as 16-bit PCM at ``path``, atomically (a temp file in the same
-    folder, then renamed), so a reader never sees half a file. Samples are clipped to
-    [-1, 1] first: libsndfile would otherwise wrap overflowing samples around."""
-    import soundfile as sf
-
-    target = writable_file(path)
-    data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
-    if not np.all(np.isfinite(data)):
-        raise UserError(f"refusing to write {target}: the audio has NaN or infinite samples")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        sf.write(tmp, data, sr, subtype="PCM_16", format="WAV")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Kokoro audio (24 kHz) to a 16-bit wav, atomically (see conversion.core.audio_io)."""
+    return audio_io.write_wav(path, audio, sr)

@@ -1,0 +1,301 @@
+"""Text to speech over a Chatterbox bundle: the host steps between the five graphs.
+
+    text ─▶ punc_norm + tokenizer (host) ─▶ chunks of ≤ text_budget ids
+    chunk ─▶ T3 prefill + decode loop (graph; CFG, sampling on the host) ─▶ speech tokens
+    tokens ─▶ flow encoder (graph) ─▶ mu ─▶ 10 Euler steps of the estimator (graph) ─▶ mel
+    mel ─▶ f0 (graph) ─▶ harmonic source + STFT (host) ─▶ trunk (graph) ─▶ iSTFT (host) ─▶ wav
+
+Everything random is an input: T3's draws are exponential races over host uniforms (one
+[8194] vector per step), the CFM starts from a noise array, the HiFT source takes its phase
+and noise draws. `ChunkDraws` carries them, so a run replays the oracle's draws exactly;
+otherwise they are drawn from the seed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conversion.core.bundle import load_manifest
+from conversion.core.errors import UserError
+from conversion.core.runtime import IsolatedSession, Session
+from conversion.core.sampling import SamplingConfig
+
+from . import host_flow, host_hift, host_t3
+from .config import SAMPLE_RATE, ChatterboxConfig
+from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
+from .graphs_t3 import START_SPEECH, T3_VOCAB
+from .text import TextChunk, TextTokenizer
+from .voice import Voice
+
+SPEECH_VOCAB = 6561  # S3 tokens; T3's ids at and above it (start/stop/pad) never reach S3Gen
+
+
+@dataclass(frozen=True)
+class SpeakOptions:
+    """The publisher's `generate` defaults (chatterbox-tts 0.1.7)."""
+
+    exaggeration: float = 0.5
+    cfg_weight: float = 0.5
+    temperature: float = 0.8
+    repetition_penalty: float = 1.2
+    min_p: float = 0.05
+    top_p: float = 1.0
+    n_steps: int = 10
+    max_new_tokens: int | None = None  # None: the bundle's speech budget
+
+    def sampling(self) -> SamplingConfig:
+        return SamplingConfig(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            min_p=self.min_p,
+            repetition_penalty=self.repetition_penalty,
+            cfg_weight=self.cfg_weight,
+            order="chatterbox",
+        )
+
+
+@dataclass
+class ChunkDraws:
+    """One chunk's randomness; any part left None is drawn from the seed."""
+
+    uniforms: np.ndarray | Callable[[int], np.ndarray] | None = None  # [steps, 8194]
+    noise: np.ndarray | None = None  # CFM z [1, 80, total frames]
+    hift: dict[str, np.ndarray] | None = None  # host_hift.draw_source_noise's dict
+
+    @staticmethod
+    def from_seed(seed: int, chunk: int = 0) -> ChunkDraws:
+        rng = np.random.default_rng([seed, chunk])
+        return ChunkDraws(uniforms=lambda _step: rng.random(T3_VOCAB, dtype=np.float32))
+
+
+@dataclass
+class ChunkResult:
+    text: str
+    t3: host_t3.T3Result
+    speech_tokens: np.ndarray
+    flow: host_flow.FlowResult | None
+    hift: host_hift.HiftResult | None
+    wav: np.ndarray
+    graph_ms: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    host_ms: float = 0.0
+
+
+class _CountingSession:
+    """A Session that counts runtime calls and their time per graph (for bench and reports)."""
+
+    def __init__(self, session: Session | IsolatedSession) -> None:
+        self._session = session
+        self.manifest = session.manifest
+        self.ms: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+
+    def run(self, graph: str, function: str, inputs: Any, state: str = "default"):
+        start = time.perf_counter()
+        out = self._session.run(graph, function, inputs, state=state)
+        self.ms[graph] = self.ms.get(graph, 0.0) + (time.perf_counter() - start) * 1e3
+        self.calls[graph] = self.calls.get(graph, 0) + 1
+        # fp16 graphs answer in float16; the host works in float32
+        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
+
+    def reset_state(self, graph: str, key: str = "default") -> None:
+        self._session.reset_state(graph, key)
+
+    def take_counts(self) -> tuple[dict[str, float], dict[str, int]]:
+        ms, calls = self.ms, self.calls
+        self.ms, self.calls = {}, {}
+        return ms, calls
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class ChatterboxBundle:
+    """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
+
+    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
+        self.path = Path(bundle)
+        manifest = load_manifest(self.path)
+        if manifest.model != "chatterbox":
+            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not chatterbox")
+        self.manifest = manifest
+        self.graphs = [g for g in GRAPHS if g in manifest.graphs]
+        cfg = dict(manifest.config["config"])
+        for key in ("prefill_buckets", "encoder_tokens", "estimator_frames", "vocoder_frames"):
+            cfg[key] = tuple(cfg[key])
+        self.config = ChatterboxConfig(**cfg)
+        self.arrays: dict[str, dict[str, np.ndarray]] = {}
+        for part, name in HOST_ARRAYS.items():
+            with np.load(self.path / name) as data:
+                self.arrays[part] = {k: data[k] for k in data.files}
+        voice_file = self.path / DEFAULT_VOICE
+        self.default_voice = Voice.load(voice_file) if voice_file.exists() else None
+        tok = self.path / TOKENIZER
+        self.tokenizer = TextTokenizer(tok) if tok.exists() else None
+        raw = (
+            IsolatedSession(self.path, verify=False)
+            if isolate
+            else Session(self.path, verify=False)
+        )
+        self.session = _CountingSession(raw)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> ChatterboxBundle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _require(self, *graphs: str) -> None:
+        missing = [g for g in graphs if g not in self.graphs]
+        if missing:
+            raise UserError(f"{self.path} lacks graph(s) {missing}: export the full bundle")
+
+    # -- steps (the pipeline and the gate both call these) -------------------------------
+
+    def t3(
+        self,
+        text_ids: np.ndarray,
+        voice: Voice,
+        options: SpeakOptions,
+        uniforms: Any = None,
+        forced_tokens: np.ndarray | None = None,
+    ) -> host_t3.T3Result:
+        self._require("t3")
+        return host_t3.generate(
+            self.session,
+            self.arrays["t3"],
+            voice.cond_emb(options.exaggeration),
+            text_ids,
+            options.sampling(),
+            uniforms,
+            options.max_new_tokens or self.config.speech_budget,
+            self.config,
+            forced_tokens=forced_tokens,
+        )
+
+    def flow(
+        self, speech_tokens: np.ndarray, voice: Voice, noise: np.ndarray, n_steps: int = 10
+    ) -> host_flow.FlowResult:
+        self._require("flow_encoder", "flow_estimator")
+        return host_flow.flow_inference(
+            self.session,
+            self.arrays["flow"],
+            voice.prompt_tokens,
+            voice.prompt_feat,
+            voice.xvector,
+            speech_tokens,
+            noise,
+            n_steps=n_steps,
+            config=self.config,
+        )
+
+    def vocode(
+        self, mel: np.ndarray, draws: dict[str, np.ndarray] | None = None, seed: int = 0
+    ) -> host_hift.HiftResult:
+        self._require("hift_f0", "hift_trunk")
+        return host_hift.vocode(self.session, self.arrays["hift"], mel, draws=draws, seed=seed)
+
+    def noise_frames(self, voice: Voice, n_tokens: int) -> int:
+        ratio = int(self.arrays["flow"]["token_mel_ratio"])
+        return ratio * (voice.prompt_token_len + n_tokens)
+
+    # -- text to speech -------------------------------------------------------------------
+
+    def chunks(self, text: str) -> list[TextChunk]:
+        if self.tokenizer is None:
+            raise UserError(f"{self.path} has no {TOKENIZER}: re-export it from a snapshot")
+        return self.tokenizer.chunks(text, self.config.text_budget)
+
+    def synthesize(
+        self,
+        chunk: TextChunk,
+        voice: Voice,
+        options: SpeakOptions,
+        seed: int = 0,
+        index: int = 0,
+        draws: ChunkDraws | None = None,
+        forced_tokens: np.ndarray | None = None,
+    ) -> ChunkResult:
+        """One chunk to audio. `draws` replays given randomness (the rest comes from `seed`)."""
+        start = time.perf_counter()
+        self.session.take_counts()
+        seeded = ChunkDraws.from_seed(seed, index)
+        draws = draws or seeded
+        t3 = self.t3(chunk.ids, voice, options, draws.uniforms or seeded.uniforms, forced_tokens)
+        speech = speech_tokens_for_s3gen(t3.tokens)
+        flow = hift = None
+        wav = np.zeros(0, np.float32)
+        if speech.size:
+            noise = draws.noise
+            if noise is None:
+                frames = self.noise_frames(voice, speech.size)
+                rng = np.random.default_rng([seed, index, 1])
+                noise = rng.standard_normal((1, 80, frames), dtype=np.float32)
+            flow = self.flow(speech, voice, noise, options.n_steps)
+            hift = self.vocode(flow.mel, draws.hift, seed=seed * 1000 + index)
+            wav = host_hift.apply_trim_fade(hift.wav, self.arrays["hift"].get("trim_fade"))
+        ms, calls = self.session.take_counts()
+        total = (time.perf_counter() - start) * 1e3
+        return ChunkResult(
+            text=chunk.text,
+            t3=t3,
+            speech_tokens=speech,
+            flow=flow,
+            hift=hift,
+            wav=np.asarray(wav, np.float32),
+            graph_ms=ms,
+            calls=calls,
+            host_ms=total - sum(ms.values()),
+        )
+
+    def speak(
+        self,
+        text: str,
+        voice: Voice | None = None,
+        options: SpeakOptions | None = None,
+        seed: int = 0,
+        on_chunk: Callable[[int, int, ChunkResult], None] | None = None,
+        chunks: list[TextChunk] | None = None,
+    ) -> tuple[np.ndarray, list[ChunkResult]]:
+        """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result."""
+        options = options or SpeakOptions()
+        voice = voice or self.default_voice
+        if voice is None:
+            raise UserError(
+                f"{self.path} has no default voice (the snapshot had no conds.pt): pass --ref"
+            )
+        chunks = chunks if chunks is not None else self.chunks(text)
+        results = []
+        for i, chunk in enumerate(chunks):
+            result = self.synthesize(chunk, voice, options, seed=seed, index=i)
+            results.append(result)
+            if on_chunk is not None:
+                on_chunk(i, len(chunks), result)
+        audio = np.concatenate([r.wav for r in results]) if results else np.zeros(0, np.float32)
+        return audio.astype(np.float32), results
+
+
+def speech_tokens_for_s3gen(tokens: np.ndarray) -> np.ndarray:
+    """What `generate` hands S3Gen: tokens after a drawn start-of-speech, ids < 6561 only.
+
+    (T3Result.tokens already ends before the stop token.) The publisher's drop_invalid_tokens
+    fails on a second start-of-speech; here the tokens after the last one are kept.
+    """
+    tokens = np.asarray(tokens, np.int64).reshape(-1)
+    starts = np.flatnonzero(tokens == START_SPEECH)
+    if starts.size:
+        tokens = tokens[starts[-1] + 1 :]
+    return tokens[tokens < SPEECH_VOCAB]
+
+
+def seconds_of(audio: np.ndarray) -> float:
+    return audio.size / SAMPLE_RATE
