@@ -44,7 +44,7 @@ def render_table(report: LadderReport, console: Console | None = None) -> None:
         table.add_column(col, justify="right" if col in ("value", "threshold") else "left")
     for r in report.rungs:
         result = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
-        table.add_row(r.name, r.metric, format_value(r.value), _threshold(r), result)
+        table.add_row(Text(r.name), r.metric, format_value(r.value), _threshold(r), result)
     console.print(table)
     for r in report.rungs:
         if r.detail:

@@ -154,7 +154,7 @@ def speak(args: argparse.Namespace) -> int:
         f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
         f"{stopped} stopped on the stop token)"
     )
-    if args.weights == "random":
+    if snapshot.is_random(folder):
         print("note: random weights: this audio is noise, not speech", file=sys.stderr)
     return 0
 

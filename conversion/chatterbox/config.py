@@ -59,7 +59,13 @@ class ChatterboxConfig:
         return self.name == "published"
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """JSON-ready (tuples as lists), as a bundle manifest reads back."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChatterboxConfig:
+        tuples = {k: tuple(v) for k, v in data.items() if isinstance(v, list)}
+        return cls(**{**data, **tuples})
 
 
 PUBLISHED = ChatterboxConfig(name="published")
@@ -94,11 +100,7 @@ def read_snapshot_config(folder: Path) -> ChatterboxConfig:
     marker = Path(folder) / CONFIG_FILE
     if not marker.exists():
         return PUBLISHED
-    data = json.loads(marker.read_text())
-    data["prefill_buckets"] = tuple(data["prefill_buckets"])
-    for key in ("encoder_tokens", "estimator_frames", "vocoder_frames"):
-        data[key] = tuple(data[key])
-    return ChatterboxConfig(**data)
+    return ChatterboxConfig.from_json(json.loads(marker.read_text()))
 
 
 def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:

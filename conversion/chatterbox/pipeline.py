@@ -95,12 +95,15 @@ class _CountingSession:
         self.manifest = session.manifest
         self.ms: dict[str, float] = {}
         self.calls: dict[str, int] = {}
+        self.function_ms: dict[str, list[float]] = {}  # "graph.function" -> every call's ms
 
     def run(self, graph: str, function: str, inputs: Any, state: str = "default"):
         start = time.perf_counter()
         out = self._session.run(graph, function, inputs, state=state)
-        self.ms[graph] = self.ms.get(graph, 0.0) + (time.perf_counter() - start) * 1e3
+        ms = (time.perf_counter() - start) * 1e3
+        self.ms[graph] = self.ms.get(graph, 0.0) + ms
         self.calls[graph] = self.calls.get(graph, 0) + 1
+        self.function_ms.setdefault(f"{graph}.{function}", []).append(ms)
         # fp16 graphs answer in float16; the host works in float32
         return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
 
@@ -126,10 +129,7 @@ class ChatterboxBundle:
             raise UserError(f"{self.path} is a '{manifest.model}' bundle, not chatterbox")
         self.manifest = manifest
         self.graphs = [g for g in GRAPHS if g in manifest.graphs]
-        cfg = dict(manifest.config["config"])
-        for key in ("prefill_buckets", "encoder_tokens", "estimator_frames", "vocoder_frames"):
-            cfg[key] = tuple(cfg[key])
-        self.config = ChatterboxConfig(**cfg)
+        self.config = ChatterboxConfig.from_json(manifest.config["config"])
         self.arrays: dict[str, dict[str, np.ndarray]] = {}
         for part, name in HOST_ARRAYS.items():
             with np.load(self.path / name) as data:

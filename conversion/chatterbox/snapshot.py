@@ -47,6 +47,14 @@ def resolve(spec: str | None, config: ChatterboxConfig, seed: int) -> Path:
     return folder
 
 
+def is_random(folder: Path) -> bool:
+    """True for a snapshot `weights.random_snapshot` wrote (its manifest says so)."""
+    from conversion.core.weights_folder import read_manifest
+
+    manifest = read_manifest(folder)
+    return bool(manifest and manifest.get("random"))
+
+
 def snapshot_sha256(folder: Path) -> str:
     """One hash over the checkpoint files' contents (what a bundle was exported from)."""
     h = hashlib.sha256()

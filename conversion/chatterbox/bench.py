@@ -1,0 +1,149 @@
+"""`voxport bench chatterbox`: one utterance through the publisher's eager torch and the bundle.
+
+Per stage, side by side: T3 ms per token (the bundle's decode call, fp32 and int8 T3; eager:
+the publisher's loop), the CFM estimator ms per call, the vocoder ms per utterance; runtime
+calls per second of audio, real-time factors, peak RSS. Random weights never draw the stop
+token, so T3 runs to the token budget (the same count for every engine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from conversion.core.progress import progress_steps
+
+from . import weights
+from .config import SAMPLE_RATE, by_name
+from .gate import GATE_TEXT, GATE_TOKENS
+from .oracle import record
+from .pipeline import ChatterboxBundle, SpeakOptions
+
+EAGER_REPEATS = 3
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _median_ms(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def _eager_stages(model, fx, repeats: int) -> dict[str, float]:
+    """The publisher's modules on the oracle's own inputs, timed per call."""
+    it = fx.intermediates
+    est = model.s3gen.flow.decoder.estimator
+    k = 0
+    inputs = {
+        "x": torch.from_numpy(it["cfm_x"][k]),
+        "mask": torch.from_numpy(it["cfm_mask_in"]),
+        "mu": torch.from_numpy(it["cfm_mu_in"]),
+        "t": torch.from_numpy(it["cfm_t"][k]),
+        "spks": torch.from_numpy(it["cfm_spks_in"]),
+        "cond": torch.from_numpy(it["cfm_cond_in"]),
+    }
+    mel = torch.from_numpy(it["mel"])
+    with torch.inference_mode():
+        est_ms = _median_ms(lambda: est.forward(**inputs), repeats)
+        voc_ms = _median_ms(
+            lambda: model.s3gen.mel2wav.inference(
+                speech_feat=mel, cache_source=torch.zeros(1, 1, 0)
+            ),
+            repeats,
+        )
+    steps = int(fx.meta["t3_steps"])
+    return {
+        "eager_t3_ms_per_token": fx.meta["seconds"]["t3"] * 1e3 / max(steps, 1),
+        "eager_estimator_ms_per_call": est_ms,
+        "eager_vocoder_ms": voc_ms,
+        "eager_s3gen_ms": fx.meta["seconds"]["s3gen"] * 1e3,
+    }
+
+
+def _decode_ms(cb: ChatterboxBundle) -> float:
+    calls = cb.session.function_ms.get("t3.decode", [])
+    return statistics.median(calls) if calls else float("nan")
+
+
+def run_bench(args: argparse.Namespace, folder: Path) -> int:
+    from conversion.core.cli import write_json
+    from gates.report import bench_table_markdown
+
+    from .cli import ensure_bundle
+
+    torch.set_num_threads(1)  # the Linux runtime uses one core: compare like with like
+    config = by_name(args.config)
+    model = weights.load_model(folder, config)
+    steps = GATE_TOKENS[config.name]
+    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model)
+    int8 = ensure_bundle(
+        args, folder, dtype="int8", path=Path(f"{fp32}-t3int8"), graphs=("t3",), model=model
+    )
+    options = SpeakOptions(max_new_tokens=steps)
+    with progress_steps(4, "bench chatterbox") as bar:
+        t = time.perf_counter()
+        fx = record(model, GATE_TEXT, seed=args.seed, max_new_tokens=steps)
+        eager_total = time.perf_counter() - t
+        bar.step("eager oracle")
+        eager = _eager_stages(model, fx, args.repeats or EAGER_REPEATS)
+        bar.step("eager stages")
+        with ChatterboxBundle(fp32) as cb:
+            chunk = cb.chunks(GATE_TEXT)[0]
+            t = time.perf_counter()
+            r = cb.synthesize(chunk, cb.default_voice, options, seed=args.seed)
+            bundle_s = time.perf_counter() - t
+            fn_ms = dict(cb.session.function_ms)
+            decode_fp32 = _decode_ms(cb)
+        bar.step("bundle fp32")
+        with ChatterboxBundle(int8) as cb8:
+            cb8.t3(chunk.ids, cb8.default_voice, options, uniforms=fx.draws["t3_uniforms/0"])
+            decode_int8 = _decode_ms(cb8)
+        bar.step("bundle int8 T3")
+    audio_s = r.wav.size / SAMPLE_RATE
+    calls = sum(r.calls.values())
+    est_calls = [v for k, v in fn_ms.items() if k.startswith("flow_estimator.")]
+    voc_ms = sum(sum(v) for k, v in fn_ms.items() if k.startswith("hift_"))
+    figures: dict[str, float | int | str] = {
+        "config": config.name,
+        "text": GATE_TEXT,
+        "t3_tokens": int(r.t3.steps),
+        "audio_s": round(audio_s, 3),
+        "t3_decode_ms_per_token_fp32": round(decode_fp32, 2),
+        "t3_decode_ms_per_token_int8": round(decode_int8, 2),
+        "t3_prefill_ms": round(sum(sum(v) for k, v in fn_ms.items() if ".prefill_" in k), 1),
+        "estimator_ms_per_call": round(statistics.median(est_calls[0]), 1) if est_calls else None,
+        "encoder_ms": round(
+            sum(sum(v) for k, v in fn_ms.items() if k.startswith("flow_encoder")), 1
+        ),
+        "vocoder_ms": round(voc_ms, 1),
+        "runtime_calls": calls,
+        "runtime_calls_per_audio_s": round(calls / max(audio_s, 1e-9), 2),
+        "coreai_bundle_rtf": round(bundle_s / max(audio_s, 1e-9), 3),
+        "coreai_host_ms": round(r.host_ms, 1),
+        "eager_oracle_rtf": round(eager_total / max(audio_s, 1e-9), 3),
+        **{k: round(v, 2) for k, v in eager.items()},
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "threads": 1,
+    }
+    figures["estimator_vs_eager"] = (
+        round(figures["estimator_ms_per_call"] / eager["eager_estimator_ms_per_call"], 1)
+        if figures["estimator_ms_per_call"]
+        else None
+    )
+    print(bench_table_markdown(figures))
+    write_json(args.json_path, figures)
+    return 0
+
+
+__all__ = ["run_bench"]

@@ -1,0 +1,393 @@
+"""Chatterbox's gate ladder: each graph against the publisher's code, then end to end.
+
+The oracle is `chatterbox-tts`'s own ChatterboxTTS on the same weights, every intermediate and
+draw recorded (oracle.py). Each rung feeds a graph the oracle's own inputs and compares on the
+real region:
+
+1. T3, teacher-forced along the oracle's tokens: cond and uncond logits, the worst step's cosine
+   (fp32 ≥ 0.9999); the draws the bundle's logits give with the oracle's uniforms (fp32: all);
+   the same for an int8 T3 (draw agreement, each miss listed with its race margin);
+2. flow encoder: mu (≥ 0.999); estimator: every Euler step's velocity (fp32 ≥ 0.9999; an fp16
+   estimator on the smallest bucket ≥ 0.999); the host Euler loop from the oracle's noise: mel;
+3. HiFT from the oracle's mel and source draws: magnitude-spectrogram corr ≥ 0.999;
+4. end to end with the oracle's tokens and noise forced: mel cos ≥ 0.999, wav spec corr ≥ 0.99;
+   once with the default voice and once with a voice cloned from a reference wav;
+5. T3 free-running on the oracle's uniforms: the same token sequence.
+The step-count table (10 vs 8/6/4 Euler steps) is measured on the bundle and printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from conversion.core.buckets import Bucket, length_mask, pad_to
+from conversion.core.sampling import sample
+from gates.ladder import Measured, Rung, run_ladder
+from oracles import Fixture
+
+from . import weights
+from .config import ChatterboxConfig, by_name
+from .graphs_flow import ESTIMATOR_FUNCTION, ESTIMATOR_GRAPH, function_name
+from .graphs_t3 import START_SPEECH
+from .oracle import record
+from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
+from .text import TextChunk
+from .voice import Voice, clone_voice
+
+GATE_TEXT = "Hello from voxport."
+# T3 steps the oracle runs (random weights never draw the stop token: it runs to the budget)
+GATE_TOKENS = {"reduced": 24, "published": 40}
+COS_T3 = 0.9999
+COS_ESTIMATOR = {"fp32": 0.9999, "fp16": 0.999}
+COS_MU = 0.999
+COS_MEL = 0.999
+MAGSPEC_HIFT = 0.999
+MAGSPEC_E2E = 0.99
+# int8 T3: per-step draws from int8 logits vs the oracle's, with the oracle's uniforms. Random
+# weights give flat distributions where rounding flips close races: measured, see the card.
+INT8_AGREEMENT = 0.9
+REF_SECONDS = 2.0
+
+
+@dataclass
+class Case:
+    name: str
+    fixture: Fixture
+    voice: Voice
+    chunk: TextChunk
+
+
+def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a = a.reshape(a.shape[0], -1).astype(np.float64)
+    b = b.reshape(b.shape[0], -1).astype(np.float64)
+    num = (a * b).sum(1)
+    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return float((num / np.maximum(den, 1e-30)).min())
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return _min_row_cosine(np.asarray(a)[None], np.asarray(b)[None])
+
+
+def make_case(
+    model, name: str, text: str, steps: int, seed: int, ref_wav: Path | None = None
+) -> Case:
+    fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
+    voice = clone_voice(model, ref_wav) if ref_wav is not None else Voice.from_conditionals(model)
+    ids = fx.inputs["text_tokens"].reshape(-1).astype(np.int32)
+    return Case(name, fx, voice, TextChunk(fx.inputs["text"], ids))
+
+
+def _speech_tokens(fx: Fixture) -> np.ndarray:
+    """The tokens the oracle handed S3Gen (its T3 tokens after drop_invalid_tokens)."""
+    return fx.intermediates["speech_tokens"].reshape(-1)
+
+
+def _oracle_tokens(fx: Fixture) -> np.ndarray:
+    return fx.intermediates["t3_tokens"].reshape(-1)
+
+
+def _teacher_forced_draws(fx: Fixture, cond: np.ndarray, uncond: np.ndarray) -> Measured:
+    """Draws from the bundle's logits with the oracle's uniforms and history, vs the oracle."""
+    options = SpeakOptions()
+    cfg = options.sampling()
+    tokens = _oracle_tokens(fx)
+    uniforms = fx.draws["t3_uniforms/0"]
+    history = [START_SPEECH]
+    misses = []
+    for step, token in enumerate(tokens):
+        drawn = int(
+            sample(cond[step], uniforms[step], cfg, np.asarray(history), uncond[step], None)
+        )
+        if drawn != int(token):
+            misses.append(f"step {step}: {drawn} vs {int(token)}")
+        history.append(int(token))
+    rate = 1.0 - len(misses) / max(len(tokens), 1)
+    note = f"{len(tokens) - len(misses)}/{len(tokens)} draws agree"
+    return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
+
+
+def t3_rungs(cb: ChatterboxBundle, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
+    fx = case.fixture
+    memo: dict[str, np.ndarray] = {}
+
+    def forced():
+        if "cond" not in memo:
+            r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=_oracle_tokens(fx))
+            memo["cond"], memo["uncond"] = r.cond_logits, r.uncond_logits
+        return memo["cond"], memo["uncond"]
+
+    def logits_cos() -> float:
+        cond, uncond = forced()
+        ref_c, ref_u = fx.intermediates["t3_cond_logits"], fx.intermediates["t3_uncond_logits"]
+        n = min(len(cond), len(ref_c))
+        return min(_min_row_cosine(ref_c[:n], cond[:n]), _min_row_cosine(ref_u[:n], uncond[:n]))
+
+    rungs = []
+    if cos_min is not None:
+        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    draws_min = 1.0 if tag == "fp32" else INT8_AGREEMENT
+    rungs.append(
+        Rung(
+            f"t3[{tag}].draws",
+            "draw_agreement",
+            draws_min,
+            lambda: _teacher_forced_draws(fx, *forced()),
+            True,
+        )
+    )
+    return rungs
+
+
+def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
+    fx = case.fixture
+    it = fx.intermediates
+    voice = case.voice
+
+    def encoder_mu():
+        tokens = it["flow_tokens"].reshape(-1)
+        table = cb.session.manifest.graphs["flow_encoder"]["meta"]["buckets"]
+        n = tokens.size
+        size = min(b["N"] for b in table if b["N"] >= n)
+        out = cb.session.run(
+            "flow_encoder",
+            f"encode_N{size}",
+            {"tokens": pad_to(tokens.astype(np.int32), size)[None], "length": np.array([n])},
+        )
+        ref = it["mu"]
+        return ref, out["mu"][:, :, : ref.shape[-1]]
+
+    def estimator_velocity(session=cb.session) -> float:
+        xs, ts, vs = it["cfm_x"], it["cfm_t"], it["cfm_velocity"]
+        total = xs.shape[-1]
+        graph = session.manifest.graphs[ESTIMATOR_GRAPH]
+        size = min(b["F"] for b in graph["meta"]["buckets"] if b["F"] >= total)
+        fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
+        worst = 1.0
+        mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
+        for k in range(len(xs)):
+            out = session.run(
+                ESTIMATOR_GRAPH,
+                fn,
+                {
+                    "x": pad_to(xs[k], size),
+                    "mask": mask,
+                    "mu": pad_to(it["cfm_mu_in"], size),
+                    "t": ts[k].reshape(2).astype(np.float32),
+                    "spks": it["cfm_spks_in"],
+                    "cond": pad_to(it["cfm_cond_in"], size),
+                },
+            )
+            worst = min(worst, _min_row_cosine(vs[k], out["velocity"][..., :total]))
+        return worst
+
+    def flow_mel():
+        r = cb.flow(_speech_tokens(fx), voice, it["z"])
+        return it["mel"], r.mel
+
+    return [
+        Rung("flow_encoder.mu", "cosine", COS_MU, encoder_mu),
+        Rung(
+            "flow_estimator.velocity",
+            "min_step_cosine",
+            COS_ESTIMATOR["fp32"],
+            estimator_velocity,
+            True,
+        ),
+        Rung("flow.euler_mel", "cosine", COS_MEL, flow_mel),
+    ]
+
+
+def hift_rung(cb: ChatterboxBundle, case: Case) -> Rung:
+    from .host_hift import draws_from_recording
+
+    fx = case.fixture
+
+    def magspec():
+        r = cb.vocode(fx.intermediates["mel"], draws_from_recording(fx.draws))
+        return fx.intermediates["wav_vocoder"].reshape(-1), r.wav
+
+    return Rung("hift.wav", "magspec_corr", MAGSPEC_HIFT, magspec)
+
+
+def e2e_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
+    from .host_hift import draws_from_recording
+
+    fx = case.fixture
+    memo = {}
+
+    def run():
+        if "r" not in memo:
+            draws = ChunkDraws(noise=fx.intermediates["z"], hift=draws_from_recording(fx.draws))
+            memo["r"] = cb.synthesize(
+                case.chunk,
+                case.voice,
+                SpeakOptions(),
+                draws=draws,
+                forced_tokens=_oracle_tokens(fx),
+            )
+        return memo["r"]
+
+    def mel():
+        return fx.intermediates["mel"], run().flow.mel
+
+    def wav():
+        return fx.outputs["wav_unwatermarked"].reshape(-1), run().wav
+
+    return [
+        Rung(f"e2e[{case.name}].mel", "cosine", COS_MEL, mel),
+        Rung(f"e2e[{case.name}].wav", "magspec_corr", MAGSPEC_E2E, wav),
+    ]
+
+
+def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
+    fx = case.fixture
+
+    def tokens():
+        u = fx.draws["t3_uniforms/0"]
+        r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
+        ref = _oracle_tokens(fx)
+        got = r.tokens
+        n = min(ref.size, got.size)
+        same = int(np.sum(ref[:n] == got[:n]))
+        first = next((i for i in range(n) if ref[i] != got[i]), None)
+        note = f"{same}/{ref.size} tokens equal" + (
+            f", first difference at step {first}" if first is not None else ""
+        )
+        return Measured(same / max(ref.size, got.size, 1), note)
+
+    return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
+
+
+def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
+    """Mel with n Euler steps vs 10 steps, same tokens and noise (the port notes' table)."""
+    fx = case.fixture
+    tokens = _speech_tokens(fx)
+    ref = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=steps[0]).mel
+    rows = [{"steps": steps[0], "mel_cos_vs_10": 1.0}]
+    for n in steps[1:]:
+        mel = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=n).mel
+        rows.append({"steps": n, "mel_cos_vs_10": round(_cos(ref, mel), 6)})
+    return rows
+
+
+def run_gate(args: argparse.Namespace, folder: Path) -> int:
+    from gates.report import emit
+
+    from .cli import ensure_bundle
+
+    config: ChatterboxConfig = by_name(args.config)
+    model = weights.load_model(folder, config)
+    steps = GATE_TOKENS[config.name]
+    print(f"chatterbox gate: oracle on {GATE_TEXT!r}, {steps} T3 steps", file=sys.stderr)
+    cases = [make_case(model, "default", GATE_TEXT, steps, args.seed)]
+    with tempfile.TemporaryDirectory(prefix="voxport-cbx-ref-") as tmp:
+        import soundfile as sf
+
+        ref = Path(tmp) / "reference.wav"
+        sf.write(ref, weights.synthetic_reference(REF_SECONDS, args.seed + 7), 16_000)
+        cases.append(make_case(model, "cloned", GATE_TEXT, steps, args.seed, ref))
+
+    bundle = ensure_bundle(args, folder, dtype="fp32", model=model)
+    int8 = ensure_bundle(
+        args, folder, dtype="int8", path=Path(f"{bundle}-t3int8"), graphs=("t3",), model=model
+    )
+    # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
+    # runtime emulates fp16 matmuls ~150x slower than fp32
+    frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
+    small = ChatterboxConfig.from_json(
+        {**config.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
+    )
+    fp16 = _fp16_estimator_bundle(args, folder, model, small, Path(f"{bundle}-est-fp16"))
+    default = cases[0]
+    with (
+        ChatterboxBundle(bundle, isolate=True) as cb,
+        ChatterboxBundle(int8, isolate=True) as cb8,
+        ChatterboxBundle(fp16, isolate=True) as cb16,
+    ):
+        rungs = [
+            *t3_rungs(cb, default, "fp32", COS_T3),
+            *t3_rungs(cb8, default, "int8", None),
+            *flow_rungs(cb, default),
+            _fp16_rung(cb16, default),
+            hift_rung(cb, default),
+            *e2e_rungs(cb, default),
+            *e2e_rungs(cb, cases[1]),
+            free_run_rung(cb, default),
+        ]
+        report = run_ladder("chatterbox", rungs, stop_on_fail=args.stop_on_fail)
+        table = step_count_table(cb, default)
+    print(
+        "CFM step count (bundle, same tokens and noise): "
+        + ", ".join(f"{r['steps']} steps mel cos {r['mel_cos_vs_10']:.4f}" for r in table)
+    )
+    emit(report, args.json_path, args.markdown)
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write("\n| Euler steps | mel cos vs 10 steps |\n|---:|---:|\n")
+            for r in table:
+                f.write(f"| {r['steps']} | {r['mel_cos_vs_10']:.4f} |\n")
+    return 0 if report.passed else 1
+
+
+def _fp16_estimator_bundle(args, folder, model, config, path: Path) -> Path:
+    """The estimator alone, fp16, at the smallest frame bucket (fp16 is emulated slowly here)."""
+    from conversion.core.bundle import load_manifest
+    from conversion.core.errors import BundleIntegrityError, BundleNotFoundError
+
+    from .export import export_bundle
+    from .snapshot import snapshot_sha256
+
+    sha = snapshot_sha256(folder)
+    try:
+        m = load_manifest(path)
+        if m.weights_sha256 == sha and m.config.get("config") == config.to_json():
+            return path
+    except (BundleNotFoundError, BundleIntegrityError):
+        pass
+    return export_bundle(
+        model,
+        config,
+        path,
+        "fp32",
+        overwrite=True,
+        weights_sha256=sha,
+        graphs=("flow_estimator",),
+        precisions={"flow_estimator": "fp16"},
+    )
+
+
+def _fp16_rung(cb16: ChatterboxBundle, case: Case) -> Rung:
+    it = case.fixture.intermediates
+
+    def velocity() -> float:
+        total = it["cfm_x"].shape[-1]
+        sizes = [b["F"] for b in cb16.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"]]
+        if total > max(sizes):
+            raise ValueError(f"{total} frames exceed the fp16 bucket {max(sizes)}")
+        size = min(s for s in sizes if s >= total)
+        fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
+        k = len(it["cfm_x"]) // 2  # one mid-trajectory step: fp16 is slow on this runtime
+        out = cb16.session.run(
+            ESTIMATOR_GRAPH,
+            fn,
+            {
+                "x": pad_to(it["cfm_x"][k], size),
+                "mask": np.broadcast_to(length_mask(total, size), (2, 1, size)).copy(),
+                "mu": pad_to(it["cfm_mu_in"], size),
+                "t": it["cfm_t"][k].reshape(2).astype(np.float32),
+                "spks": it["cfm_spks_in"],
+                "cond": pad_to(it["cfm_cond_in"], size),
+            },
+        )
+        return _min_row_cosine(it["cfm_velocity"][k], out["velocity"][..., :total])
+
+    return Rung(
+        "flow_estimator[fp16].velocity", "min_step_cosine", COS_ESTIMATOR["fp16"], velocity, True
+    )
