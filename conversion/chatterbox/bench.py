@@ -20,7 +20,7 @@ from conversion.core.progress import progress_steps
 
 from . import weights
 from .config import SAMPLE_RATE, by_name
-from .gate import GATE_TEXT, GATE_TOKENS
+from .gate import GATE_TEXT, GATE_TOKENS, gate_config
 from .oracle import record
 from .pipeline import ChatterboxBundle, SpeakOptions
 
@@ -86,9 +86,16 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
     config = by_name(args.config)
     model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]
-    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model)
+    sizes = gate_config(config)  # the gate's bundles, reused
+    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
     int8 = ensure_bundle(
-        args, folder, dtype="int8", path=Path(f"{fp32}-t3int8"), graphs=("t3",), model=model
+        args,
+        folder,
+        dtype="int8",
+        path=Path(f"{fp32}-t3int8"),
+        graphs=("t3",),
+        model=model,
+        config=sizes,
     )
     options = SpeakOptions(max_new_tokens=steps)
     with progress_steps(4, "bench chatterbox") as bar:

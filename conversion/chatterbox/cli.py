@@ -37,14 +37,17 @@ def ensure_bundle(
     graphs=None,
     precisions: dict[str, str] | None = None,
     model=None,
+    config=None,
 ) -> Path:
-    """The bundle for these weights, config and dtype: reused when its manifest matches."""
+    """The bundle for these weights, config and dtype: reused when its manifest matches.
+
+    `config` overrides --config's sizes (the gate's bucket subset)."""
     from .export import GRAPHS, graph_precisions
 
     dtype = dtype or getattr(args, "dtype", "fp32")
     if path is None:
         path = Path(args.bundle) if getattr(args, "bundle", None) else default_bundle(args, dtype)
-    config = _config(args)
+    config = config or _config(args)
     sha = snapshot.snapshot_sha256(folder)
     graphs = tuple(graphs or GRAPHS)
     want = {
@@ -65,7 +68,7 @@ def ensure_bundle(
         pass
     from . import weights
 
-    model = model or weights.load_model(folder, config)
+    model = model or weights.load_model(folder, _config(args))
     export_bundle(
         model,
         config,

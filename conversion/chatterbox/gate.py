@@ -55,6 +55,26 @@ INT8_AGREEMENT = 0.9
 REF_SECONDS = 2.0
 
 
+def gate_config(config: ChatterboxConfig) -> ChatterboxConfig:
+    """The sizes the gate exports: the published ones cut to the buckets the gate's utterance
+    uses (one prefill bucket, encoder@256, estimator@512, vocoder@256 - the port notes'
+    buckets), because a published T3 export peaks near 12 GB per bucket set and the Linux
+    runtime takes ~90 s per 256-frame vocoder call. The reduced configuration is gated whole.
+    """
+    if not config.is_published:
+        return config
+    return ChatterboxConfig.from_json(
+        {
+            **config.to_json(),
+            "name": "published",
+            "prefill_buckets": [config.prefill_buckets[0]],
+            "encoder_tokens": [256],
+            "estimator_frames": [512],
+            "vocoder_frames": [256],
+        }
+    )
+
+
 @dataclass
 class Case:
     name: str
@@ -294,15 +314,22 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
         sf.write(ref, weights.synthetic_reference(REF_SECONDS, args.seed + 7), 16_000)
         cases.append(make_case(model, "cloned", GATE_TEXT, steps, args.seed, ref))
 
-    bundle = ensure_bundle(args, folder, dtype="fp32", model=model)
+    sizes = gate_config(config)
+    bundle = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
     int8 = ensure_bundle(
-        args, folder, dtype="int8", path=Path(f"{bundle}-t3int8"), graphs=("t3",), model=model
+        args,
+        folder,
+        dtype="int8",
+        path=Path(f"{bundle}-t3int8"),
+        graphs=("t3",),
+        model=model,
+        config=sizes,
     )
     # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
     # runtime emulates fp16 matmuls ~150x slower than fp32
     frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
     small = ChatterboxConfig.from_json(
-        {**config.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
+        {**sizes.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
     )
     fp16 = _fp16_estimator_bundle(args, folder, model, small, Path(f"{bundle}-est-fp16"))
     default = cases[0]
