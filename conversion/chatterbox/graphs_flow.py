@@ -19,6 +19,10 @@ Padding is exact on the real region:
     the real length (the publisher's call, batch 1, no padding) those reads are its zero pad.
   * estimator: every convolution is causal, every block multiplies by the mask, attention
     masks the pad keys; the caller puts mask = 1 only on the real frames.
+
+At fp16 the estimator's own arithmetic tracks eager fp16 torch (cos 0.99997 on the reduced
+random model); what is lost is `t` itself, rounded to half on the way in (an fp16 graph takes
+fp16 inputs), which alone costs cos ~0.9995 at t ≈ 0.5 (the sinusoid's top frequency is 1000·t).
 """
 
 from __future__ import annotations

@@ -1,0 +1,159 @@
+"""`voxport gate|speak|bench chatterbox` end to end on seeded random weights, reduced sizes.
+
+The gate compares every graph, run through the Core AI runtime, with the publisher's own
+ChatterboxTTS on the same weights; the speak tests check the CLI's cloning path and its bad
+input handling (each error comes before any export).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from conversion.chatterbox import weights
+from conversion.core.cli import main
+
+VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
+COMMON = ["--weights", "random", "--config", "reduced"]
+
+
+def _voxport(*argv, timeout=1800):
+    return subprocess.run(
+        [VOXPORT, *argv], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def gated_bundle(tmp_path_factory):
+    """Run the reduced gate once; its fp32 bundle is reused by the speak and bench tests."""
+    tmp = tmp_path_factory.mktemp("chatterbox")
+    bundle, report, md = tmp / "bundle", tmp / "gate.json", tmp / "gate.md"
+    proc = _voxport(
+        "gate", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(report),
+        "--markdown", str(md),
+    )  # fmt: skip
+    assert report.exists(), proc.stderr[-3000:]
+    return bundle, json.loads(report.read_text()), md.read_text(), proc
+
+
+def test_reduced_gate_passes_every_rung(gated_bundle):
+    _, report, md, proc = gated_bundle
+    failed = [r for r in report["rungs"] if not r["passed"]]
+    assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
+    assert proc.returncode == 0
+    names = " ".join(r["name"] for r in report["rungs"])
+    for part in (
+        "t3[fp32].logits",
+        "t3[int8].draws",
+        "flow_encoder.mu",
+        "flow_estimator.velocity",
+        "flow_estimator[fp16].velocity",
+        "hift.wav",
+        "e2e[default].mel",
+        "e2e[cloned].wav",
+        "t3[fp32].free_run",
+    ):
+        assert part in names
+    assert "| Euler steps | mel cos vs 10 steps |" in md  # the step-count table
+
+
+def test_speak_clones_a_stereo_16k_reference(gated_bundle, tmp_path):
+    bundle, _, _, _ = gated_bundle
+    ref = tmp_path / "ref.wav"
+    mono = weights.synthetic_reference(2.0, seed=3, sample_rate=16_000)
+    sf.write(ref, np.stack([mono, 0.5 * mono], axis=1), 16_000)  # stereo, 16 kHz
+    out = tmp_path / "out.wav"
+    proc = _voxport(
+        "speak", "chatterbox", "Hi there.", *COMMON, "--bundle", str(bundle), "-o", str(out),
+        "--ref", str(ref), "--exaggeration", "0.7", "--cfg", "0.4", "--seed", "5",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    audio, sr = sf.read(out)
+    assert sr == 24_000 and audio.size > 0.5 * sr and np.abs(audio).max() > 0
+    assert "noise" in proc.stderr  # random weights say so
+
+
+def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
+    from conversion.chatterbox.pipeline import ChatterboxBundle
+
+    bundle, _, _, _ = gated_bundle
+    text = " ".join(["The quick brown fox jumps over the lazy dog, again and again."] * 4)
+    with ChatterboxBundle(bundle) as cb:
+        chunks = cb.chunks(text)
+        budget = cb.config.text_budget
+    assert len(chunks) >= 4 and all(c.ids.size <= budget for c in chunks)
+    words = [w for c in chunks for w in c.text.split()]
+    assert len(words) == len(text.split())  # every word is said once
+
+
+def test_bench_reports_every_stage(gated_bundle, tmp_path):
+    bundle, _, _, _ = gated_bundle
+    out = tmp_path / "bench.json"
+    proc = _voxport("bench", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    for key in (
+        "t3_decode_ms_per_token_fp32",
+        "t3_decode_ms_per_token_int8",
+        "estimator_ms_per_call",
+        "vocoder_ms",
+        "runtime_calls_per_audio_s",
+        "coreai_bundle_rtf",
+        "eager_estimator_ms_per_call",
+        "peak_rss_mb",
+    ):
+        assert figures[key] is not None and figures[key] > 0, key
+
+
+def _one_line_error(argv, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    return code, [line for line in err if line.startswith("voxport: error:")]
+
+
+def test_missing_checkpoint_file_is_named(tmp_path, capsys):
+    for name in ("ve.safetensors", "t3_cfg.safetensors", "tokenizer.json"):
+        (tmp_path / name).write_bytes(b"")
+    code, err = _one_line_error(
+        ["speak", "chatterbox", "Hi.", "--weights", str(tmp_path), "-o", str(tmp_path / "o.wav")],
+        capsys,
+    )
+    assert code == 2 and err and "s3gen.safetensors is missing" in err[0]
+
+
+def test_reduced_snapshot_refuses_published_config(capsys, tmp_path):
+    from conversion.chatterbox import snapshot
+    from conversion.chatterbox.config import REDUCED
+
+    folder = snapshot.resolve("random", REDUCED, 0)
+    code, err = _one_line_error(
+        ["export", "chatterbox", "--weights", str(folder), "--config", "published",
+         "--output-dir", str(tmp_path / "b")],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and err and "reduced configuration" in err[0]
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(
+    ("make_ref", "needle"),
+    [
+        (lambda p: sf.write(p, np.zeros(0, np.float32), 24_000), "no samples"),
+        (lambda p: sf.write(p, 0.1 * np.ones(4_000, np.float32), 24_000), "cloning needs at least"),
+        (lambda p: p.write_bytes(b"not a wav file at all"), "could not be read as audio"),
+    ],
+)
+def test_bad_reference_fails_before_export(tmp_path, capsys, make_ref, needle):
+    ref = tmp_path / "ref.wav"
+    make_ref(ref)
+    code, err = _one_line_error(
+        ["speak", "chatterbox", "Hi.", *COMMON, "--ref", str(ref), "-o", str(tmp_path / "o.wav"),
+         "--bundle", str(tmp_path / "never")],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and err and needle in err[0], err
+    assert not (tmp_path / "never").exists() and not (tmp_path / "o.wav").exists()
