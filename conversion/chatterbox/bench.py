@@ -20,7 +20,7 @@ from conversion.core.progress import progress_steps
 
 from . import weights
 from .config import SAMPLE_RATE, by_name
-from .gate import GATE_TEXT, GATE_TOKENS, gate_config
+from .gate import GATE_TEXT, GATE_TOKENS, gate_bundles, gate_config
 from .oracle import record
 from .pipeline import ChatterboxBundle, SpeakOptions
 
@@ -80,23 +80,11 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
     from conversion.core.cli import write_json
     from gates.report import bench_table_markdown
 
-    from .cli import ensure_bundle
-
     torch.set_num_threads(1)  # the Linux runtime uses one core: compare like with like
     config = by_name(args.config)
     model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]
-    sizes = gate_config(config)  # the gate's bundles, reused
-    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
-    int8 = ensure_bundle(
-        args,
-        folder,
-        dtype="int8",
-        path=Path(f"{fp32}-t3int8"),
-        graphs=("t3",),
-        model=model,
-        config=sizes,
-    )
+    fp32, int8 = gate_bundles(args, folder, model, gate_config(config))  # the gate's, reused
     options = SpeakOptions(max_new_tokens=steps)
     with progress_steps(4, "bench chatterbox") as bar:
         t = time.perf_counter()

@@ -183,29 +183,8 @@ def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
         ref = it["mu"]
         return ref, out["mu"][:, :, : ref.shape[-1]]
 
-    def estimator_velocity(session=cb.session) -> float:
-        xs, ts, vs = it["cfm_x"], it["cfm_t"], it["cfm_velocity"]
-        total = xs.shape[-1]
-        graph = session.manifest.graphs[ESTIMATOR_GRAPH]
-        size = min(b["F"] for b in graph["meta"]["buckets"] if b["F"] >= total)
-        fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
-        worst = 1.0
-        mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
-        for k in range(len(xs)):
-            out = session.run(
-                ESTIMATOR_GRAPH,
-                fn,
-                {
-                    "x": pad_to(xs[k], size),
-                    "mask": mask,
-                    "mu": pad_to(it["cfm_mu_in"], size),
-                    "t": ts[k].reshape(2).astype(np.float32),
-                    "spks": it["cfm_spks_in"],
-                    "cond": pad_to(it["cfm_cond_in"], size),
-                },
-            )
-            worst = min(worst, _min_row_cosine(vs[k], out["velocity"][..., :total]))
-        return worst
+    def estimator_velocity() -> float:
+        return _estimator_worst_cosine(cb, it, range(len(it["cfm_x"])))
 
     def flow_mel():
         r = cb.flow(_speech_tokens(fx), voice, it["z"])
@@ -297,10 +276,26 @@ def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> l
     return rows
 
 
+def gate_bundles(args, folder: Path, model, sizes: ChatterboxConfig) -> tuple[Path, Path]:
+    """The fp32 bundle and its int8-T3 sibling (T3 only), exported when missing or stale."""
+    from .cli import ensure_bundle
+
+    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
+    int8 = ensure_bundle(
+        args,
+        folder,
+        dtype="int8",
+        path=Path(f"{fp32}-t3int8"),
+        graphs=("t3",),
+        model=model,
+        config=sizes,
+    )
+    return fp32, int8
+
+
 def run_gate(args: argparse.Namespace, folder: Path) -> int:
     from gates.report import emit
 
-    from .cli import ensure_bundle
 
     config: ChatterboxConfig = by_name(args.config)
     model = weights.load_model(folder, config)
@@ -315,16 +310,7 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
         cases.append(make_case(model, "cloned", GATE_TEXT, steps, args.seed, ref))
 
     sizes = gate_config(config)
-    bundle = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
-    int8 = ensure_bundle(
-        args,
-        folder,
-        dtype="int8",
-        path=Path(f"{bundle}-t3int8"),
-        graphs=("t3",),
-        model=model,
-        config=sizes,
-    )
+    bundle, int8 = gate_bundles(args, folder, model, sizes)
     # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
     # runtime emulates fp16 matmuls ~150x slower than fp32
     frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
@@ -390,31 +376,41 @@ def _fp16_estimator_bundle(args, folder, model, config, path: Path) -> Path:
     )
 
 
-def _fp16_rung(cb16: ChatterboxBundle, case: Case) -> Rung:
-    it = case.fixture.intermediates
-
-    def velocity() -> float:
-        total = it["cfm_x"].shape[-1]
-        sizes = [b["F"] for b in cb16.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"]]
-        if total > max(sizes):
-            raise ValueError(f"{total} frames exceed the fp16 bucket {max(sizes)}")
-        size = min(s for s in sizes if s >= total)
-        fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
-        k = len(it["cfm_x"]) // 2  # one mid-trajectory step: fp16 is slow on this runtime
-        out = cb16.session.run(
+def _estimator_worst_cosine(cb: ChatterboxBundle, it: dict, steps) -> float:
+    """The bundle's estimator on the oracle's inputs at Euler `steps`: the worst cosine."""
+    total = it["cfm_x"].shape[-1]
+    sizes = [b["F"] for b in cb.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"]]
+    if total > max(sizes):
+        raise ValueError(f"{total} frames exceed the largest estimator bucket {max(sizes)}")
+    size = min(s for s in sizes if s >= total)
+    fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
+    mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
+    worst = 1.0
+    for k in steps:
+        out = cb.session.run(
             ESTIMATOR_GRAPH,
             fn,
             {
                 "x": pad_to(it["cfm_x"][k], size),
-                "mask": np.broadcast_to(length_mask(total, size), (2, 1, size)).copy(),
+                "mask": mask,
                 "mu": pad_to(it["cfm_mu_in"], size),
                 "t": it["cfm_t"][k].reshape(2).astype(np.float32),
                 "spks": it["cfm_spks_in"],
                 "cond": pad_to(it["cfm_cond_in"], size),
             },
         )
-        return _min_row_cosine(it["cfm_velocity"][k], out["velocity"][..., :total])
+        worst = min(worst, _min_row_cosine(it["cfm_velocity"][k], out["velocity"][..., :total]))
+    return worst
+
+
+def _fp16_rung(cb16: ChatterboxBundle, case: Case) -> Rung:
+    it = case.fixture.intermediates
+    mid = len(it["cfm_x"]) // 2  # one mid-trajectory step: fp16 is slow on this runtime
 
     return Rung(
-        "flow_estimator[fp16].velocity", "min_step_cosine", COS_ESTIMATOR["fp16"], velocity, True
+        "flow_estimator[fp16].velocity",
+        "min_step_cosine",
+        COS_ESTIMATOR["fp16"],
+        lambda: _estimator_worst_cosine(cb16, it, [mid]),
+        True,
     )
