@@ -296,7 +296,6 @@ def gate_bundles(args, folder: Path, model, sizes: ChatterboxConfig) -> tuple[Pa
 def run_gate(args: argparse.Namespace, folder: Path) -> int:
     from gates.report import emit
 
-
     config: ChatterboxConfig = by_name(args.config)
     model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]

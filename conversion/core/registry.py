@@ -31,9 +31,7 @@ MODELS: dict[str, ModelEntry] = {
             "conversion.core.selftest",
         ),
         ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro.cli"),
-        ModelEntry(
-            "chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox.cli"
-        ),
+        ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox.cli"),
         ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", None, "issue 5"),
     )
 }

@@ -29,9 +29,9 @@ import torch
 from conversion.core.bundle import file_sha256
 from conversion.core.errors import WeightsError
 from conversion.core.progress import progress_steps
+from conversion.core.weights_folder import folder_problem, read_manifest, write_folder_atomically
 
 from . import weights_pypi
-from conversion.core.weights_folder import folder_problem, read_manifest, write_folder_atomically
 
 if TYPE_CHECKING:
     from kokoro import KModel

