@@ -85,6 +85,7 @@ def load_model(folder: Path, config: ChatterboxConfig | None = None) -> Chatterb
             f"but --config {config.name} was asked for; pass --config {snapshot_config.name} "
             "or a snapshot of the other size"
         )
+    _check_readable(folder)
     from chatterbox.tts import ChatterboxTTS
 
     with sizes_patched(snapshot_config), _publisher_environment():
@@ -102,6 +103,34 @@ def load_model(folder: Path, config: ChatterboxConfig | None = None) -> Chatterb
     model.s3gen.eval()
     model.ve.eval()
     return model
+
+
+def _check_readable(folder: Path) -> None:
+    """Open each checkpoint's header (and conds.pt) so a damaged file is named, not a crash."""
+    from safetensors import safe_open
+
+    for name in REQUIRED:
+        path = folder / name
+        try:
+            if name.endswith(".safetensors"):
+                with safe_open(str(path), framework="pt") as f:
+                    f.keys()
+            else:
+                json.loads(path.read_text())
+        except Exception as err:  # noqa: BLE001 - any decoder error: the file is damaged
+            raise WeightsError(
+                f"chatterbox weights: {path} cannot be read ({type(err).__name__}: "
+                f"{str(err)[:160]}); it is truncated or not a {path.suffix} file: re-download it"
+            ) from err
+    conds = folder / CONDS
+    if conds.exists():
+        try:
+            torch.load(conds, map_location="cpu", weights_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise WeightsError(
+                f"chatterbox weights: {conds} cannot be read ({type(err).__name__}): "
+                "re-download it, or delete it and clone a voice with --ref"
+            ) from err
 
 
 def _file_named_by(message: str) -> str:

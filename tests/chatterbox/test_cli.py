@@ -157,3 +157,18 @@ def test_bad_reference_fails_before_export(tmp_path, capsys, make_ref, needle):
     )  # fmt: skip
     assert code == 2 and err and needle in err[0], err
     assert not (tmp_path / "never").exists() and not (tmp_path / "o.wav").exists()
+
+
+def test_truncated_checkpoint_is_named(tmp_path):
+    from conversion.chatterbox import snapshot
+    from conversion.chatterbox.config import REDUCED
+    from conversion.core.errors import WeightsError
+
+    folder = snapshot.resolve("random", REDUCED, 0)
+    for name in ("ve.safetensors", "s3gen.safetensors", "tokenizer.json", "voxport-config.json"):
+        (tmp_path / name).symlink_to(folder / name)
+    (tmp_path / "t3_cfg.safetensors").write_bytes(
+        (folder / "t3_cfg.safetensors").read_bytes()[:4096]
+    )
+    with pytest.raises(WeightsError, match=r"t3_cfg\.safetensors cannot be read"):
+        weights.load_model(tmp_path)
