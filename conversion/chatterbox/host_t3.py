@@ -46,7 +46,6 @@ from .graphs_t3 import (
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
 
-ARRAYS_FILE = "t3_embeddings.npz"
 TABLES = ("text_emb", "text_pos_emb", "speech_emb", "speech_pos_emb")
 COND_ROWS = 34  # speaker 1 + perceiver 32 + emotion 1
 

@@ -36,7 +36,6 @@ from conversion.chatterbox.graphs_t3 import (  # noqa: E402
     t3_graph_spec,
 )
 from conversion.chatterbox.host_t3 import (  # noqa: E402
-    ARRAYS_FILE,
     check_fits,
     generate,
     prefill_embeds,
@@ -144,7 +143,7 @@ def export_bundle(dest, model, arrays, precision: str):
     start = time.perf_counter()
     with BundleWriter(dest, "chatterbox", precision, overwrite=True) as bw:
         bw.add_graph(t3_graph_spec(model, REDUCED))
-        bw.add_arrays(ARRAYS_FILE, arrays)
+        bw.add_arrays("t3_host.npz", arrays)
     seconds = time.perf_counter() - start
     print(f"\nT3 reduced {precision} export: {seconds:.1f} s")
     return dest
