@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
-from conversion.core.progress import progress_steps
+from conversion.core.progress import console, progress_steps
 
 from . import snapshot
 from .config import by_name
@@ -120,6 +120,14 @@ def _voice(args: argparse.Namespace, folder: Path, default):
     return voice_mod.clone_voice(model, args.ref, exaggeration=args.exaggeration)
 
 
+TOKEN_REPORT_EVERY = 50  # two seconds of speech; a published-size token takes ~3 s here
+
+
+def _token_progress(done: int, budget: int) -> None:
+    if done % TOKEN_REPORT_EVERY == 0:
+        console.print(f"  T3: {done} tokens drawn (budget {budget})")
+
+
 def speak(args: argparse.Namespace) -> int:
     from conversion.core.audio_io import write_wav
 
@@ -147,6 +155,7 @@ def speak(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 chunks=chunks,
                 on_chunk=lambda i, n, r: bar.step(f"{r.text[:32]} ({r.speech_tokens.size} tok)"),
+                on_token=_token_progress,
             )
     seconds = time.perf_counter() - start
     write_wav(args.output, audio, SAMPLE_RATE)

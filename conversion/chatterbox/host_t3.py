@@ -166,6 +166,7 @@ def generate(
     config: ChatterboxConfig,
     forced_tokens: np.ndarray | list[int] | None = None,
     state: str = "default",
+    on_step: Callable[[int, int], None] | None = None,
 ) -> T3Result:
     """T3's AR loop over the bundle's "t3" graph (a Session or IsolatedSession).
 
@@ -213,6 +214,8 @@ def generate(
             break
         tokens.append(token)
         history.append(token)
+        if on_step is not None:
+            on_step(step + 1, steps)
         if step == steps - 1:
             break
         feed = {

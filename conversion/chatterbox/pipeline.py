@@ -168,6 +168,7 @@ class ChatterboxBundle:
         options: SpeakOptions,
         uniforms: Any = None,
         forced_tokens: np.ndarray | None = None,
+        on_step: Callable[[int, int], None] | None = None,
     ) -> host_t3.T3Result:
         self._require("t3")
         return host_t3.generate(
@@ -180,6 +181,7 @@ class ChatterboxBundle:
             options.max_new_tokens or self.config.speech_budget,
             self.config,
             forced_tokens=forced_tokens,
+            on_step=on_step,
         )
 
     def flow(
@@ -224,13 +226,16 @@ class ChatterboxBundle:
         index: int = 0,
         draws: ChunkDraws | None = None,
         forced_tokens: np.ndarray | None = None,
+        on_token: Callable[[int, int], None] | None = None,
     ) -> ChunkResult:
         """One chunk to audio. `draws` replays given randomness (the rest comes from `seed`)."""
         start = time.perf_counter()
         self.session.take_counts()
         seeded = ChunkDraws.from_seed(seed, index)
         draws = draws or seeded
-        t3 = self.t3(chunk.ids, voice, options, draws.uniforms or seeded.uniforms, forced_tokens)
+        t3 = self.t3(
+            chunk.ids, voice, options, draws.uniforms or seeded.uniforms, forced_tokens, on_token
+        )
         speech = speech_tokens_for_s3gen(t3.tokens)
         flow = hift = None
         wav = np.zeros(0, np.float32)
@@ -265,6 +270,7 @@ class ChatterboxBundle:
         seed: int = 0,
         on_chunk: Callable[[int, int, ChunkResult], None] | None = None,
         chunks: list[TextChunk] | None = None,
+        on_token: Callable[[int, int], None] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
         """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result."""
         options = options or SpeakOptions()
@@ -276,7 +282,7 @@ class ChatterboxBundle:
         chunks = chunks if chunks is not None else self.chunks(text)
         results = []
         for i, chunk in enumerate(chunks):
-            result = self.synthesize(chunk, voice, options, seed=seed, index=i)
+            result = self.synthesize(chunk, voice, options, seed=seed, index=i, on_token=on_token)
             results.append(result)
             if on_chunk is not None:
                 on_chunk(i, len(chunks), result)
