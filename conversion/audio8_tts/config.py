@@ -30,6 +30,7 @@ class Audio8Config:
     rope_base: float = 1_000_000.0
     norm_eps: float = 1e-6
     attention_qkv_bias: bool = True
+    attention_qk_norm: bool = False
     attention_o_bias: bool = False
     tie_word_embeddings: bool = True
     codebook_size: int = 4_096
@@ -43,8 +44,10 @@ class Audio8Config:
     fast_head_dim: int = 64
     fast_intermediate_size: int = 4_864
     fast_attention_qkv_bias: bool = False
+    fast_attention_qk_norm: bool = False
     fast_attention_o_bias: bool = False
     norm_fastlayer_input: bool = True
+    codec_filename: str = "codec.pth"
     codec_sample_rate: int = 44_100
     codec_frame_size: int = 2_048
     ras_window_size: int = 10
@@ -75,6 +78,17 @@ class Audio8Config:
         return cls.from_json(data, name=data.get("voxport_config", "published"))
 
 
+@dataclass(frozen=True)
+class GenerationDefaults:
+    """The publisher's generation_config.json (RAS has its own: config.ras_*)."""
+
+    temperature: float = 0.7
+    top_k: int = 50
+    top_p: float = 0.9
+    max_new_frames: int = 512
+
+
+GENERATION = GenerationDefaults()
 PUBLISHED = Audio8Config()
 # Small tokenizer: ids 0..255 bytes/specials, then the 4,096 semantic ids, then eos and pad.
 REDUCED = Audio8Config(

@@ -1,0 +1,636 @@
+"""Audio8-TTS DualAR language model: a plain-torch fp32 re-author of the publisher's ArkttsModel.
+
+Written from the publisher's `modeling_arktts.py` (`Audio8-AI/Audio8_TTS`,
+`model/audio8_tts_0_6B_preview/`), read for facts; none of its code is copied here. Module and
+parameter names are the publisher's, so `Audio8LM.load_state_dict` takes a checkpoint's keys
+unchanged (the RoPE tables are non-persistent buffers, as theirs are).
+
+Facts this file reproduces (publisher names in brackets):
+
+* Input rows [B, 11, T]: row 0 token ids, rows 1..10 codebook indices. The embedding is
+  `embeddings(row0) + where(row0 is semantic, sum_i codebook_embeddings(row_{i+1} + i*4096), 0)`
+  [ArkttsModel._embed]: the ten code embeddings are summed only where row 0 is a semantic id.
+* Blocks [ArkttsTransformerBlock]: pre-norm RMSNorm (float32, eps 1e-6), fused `wqkv` (bias on
+  for the slow AR, off for the fast AR), `wo` without bias, GQA (query head h reads KV head
+  h // (heads / kv_heads)), SDPA scale 1/sqrt(head_dim), SwiGLU `w2(silu(w1 x) * w3 x)`.
+* RoPE [_precompute_rope, _apply_rope]: GPT-J pairs (dims 2i, 2i+1 rotate together), angles
+  pos * base^(-2i/d) in float32, cos/sin ROUNDED TO BFLOAT16 (also in an fp32 model), applied in
+  float32. Slow table over max_seq_len positions, fast table over the 10 codebook positions.
+* Head: tied, `linear(norm(h), embeddings.weight)`. Only the semantic ids and eos can be drawn
+  [ArkttsSemanticLogitsProcessor], so the slow step here returns the compact 4,097 rows
+  (semantic ids then eos) [as ArkttsModel._slow_semantic_step does]; `full_logits` gives all.
+* The fast AR [_generate_codebooks, _fast_step]: its input rows are (0) the slow AR's post-norm
+  last hidden (`norm_fastlayer_input`; `fast_project_in` is Identity at fast_dim == dim), then
+  `fast_embeddings(code_{j-1})` for j = 1..9, ONE 4,096-row table shared by every codebook;
+  code_0 = clamp(semantic - semantic_begin_id, 0, 4095). Row 0's logits are computed and thrown
+  away; rows 1..9 give codebooks 1..9 through `fast_output` (4,096 rows each).
+* The sampler [_processed_scores, ArkttsLegacyTopKTopPLogitsProcessor, _sample], in this order:
+  (1) semantic mask (slow AR only), (2) sort descending; softmax of the UNTEMPERED scores over
+  what is left (the whole vocabulary for the fast AR, semantic + eos for the slow AR); drop a
+  token when its inclusive cumulative sum > top_p OR its rank >= top_k; the best is always kept,
+  (3) divide by temperature (clamped to >= 1e-5), (4) p = softmax, token = argmax(p / -log u),
+  u ~ U[0,1) one per vocabulary entry (torch.rand of the full shape). generation_config: top_k 50,
+  top_p 0.9, temperature 0.7; the fast AR uses the same three, without the semantic mask.
+* RAS [_sample_semantic, generate]: every step draws `normal` (top_p, temperature) and then
+  `high` (top_p = ras_top_p 0.9, temperature = ras_temperature 1.0, same top_k) with a second u.
+  Step 0 returns `normal`. Later steps return `high` when `normal` is in the 10-token window
+  `previous` AND is a semantic id (not eos), else `normal`. The window's quirk: after step 0,
+  `previous` is created as ZEROS (step 0's token is not put in it); from step 1 on it rolls left
+  and takes the step's token. So frame 0's semantic never enters the window; step 1 sees an
+  empty window; step k >= 2 sees frames 1..k-1 (the last 10).
+* Stop: a frame whose semantic is eos ends generation and is not emitted.
+* Codebooks 1..9 are drawn from 4,096 rows but the codec's residual books have 1,024 entries:
+  the publisher's codec clamps them at decode; that clamp belongs to the codec, not here.
+
+Uniforms: every draw takes its u as an input. The slow draws use `u_slow` [2, 4097] (row 0 the
+normal draw, row 1 the RAS draw; column j is semantic id begin+j, column 4096 eos): u of the
+vocabulary entries the mask removes cannot change a draw, so the compact u replays the
+publisher's full-vocabulary draw. The fast draws use `u_fast` [9, 4096].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import Audio8Config
+
+TOP_K = 50
+TOP_P = 0.9
+TEMPERATURE = 0.7
+MIN_TEMPERATURE = 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks (publisher's names)
+# ---------------------------------------------------------------------------------------------
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.eps = float(eps)
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        scale = torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return (xf * scale).to(x.dtype) * self.weight
+
+
+def rope_table(length: int, head_dim: int, base: float) -> torch.Tensor:
+    """[length, head_dim/2, 2] (cos, sin) of pos * base^(-2i/d), bf16-rounded, held as float32."""
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float32)[: head_dim // 2] / head_dim
+    inv_freq = 1.0 / (float(base) ** exponents)
+    angles = torch.arange(length, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    table = torch.stack((torch.cos(angles), torch.sin(angles)), dim=-1)
+    return table.to(torch.bfloat16).float()
+
+
+def apply_rope(x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Rotate GPT-J pairs. x [B, T, H, D]; table [T, D/2, 2] or [B, T, D/2, 2]."""
+    pairs = x.float().reshape(*x.shape[:-1], x.shape[-1] // 2, 2)
+    if table.dim() == 3:
+        table = table[None]
+    cos = table[..., 0][:, :, None]  # [B, T, 1, D/2]
+    sin = table[..., 1][:, :, None]
+    even, odd = pairs[..., 0], pairs[..., 1]
+    rotated = torch.stack((even * cos - odd * sin, odd * cos + even * sin), dim=-1)
+    return rotated.flatten(-2).to(x.dtype)
+
+
+def expand_kv(x: torch.Tensor, repeats: int) -> torch.Tensor:
+    """[B, kv_heads, T, D] -> [B, kv_heads * repeats, T, D], head h reading kv head h // repeats."""
+    if repeats == 1:
+        return x
+    b, h, t, d = x.shape
+    return x[:, :, None].expand(b, h, repeats, t, d).reshape(b, h * repeats, t, d)
+
+
+class Attention(nn.Module):
+    def __init__(
+        self,
+        dim: int,
+        n_head: int,
+        n_local_heads: int,
+        head_dim: int,
+        qkv_bias: bool,
+        o_bias: bool,
+        qk_norm: bool,
+        eps: float,
+    ) -> None:
+        super().__init__()
+        self.n_head, self.n_local_heads, self.head_dim = n_head, n_local_heads, head_dim
+        self.wqkv = nn.Linear(dim, (n_head + 2 * n_local_heads) * head_dim, bias=qkv_bias)
+        self.wo = nn.Linear(n_head * head_dim, dim, bias=o_bias)
+        self.qk_norm = bool(qk_norm)
+        if self.qk_norm:
+            self.q_norm = RMSNorm(head_dim, eps)
+            self.k_norm = RMSNorm(head_dim, eps)
+
+    def project(self, x: torch.Tensor, table: torch.Tensor):
+        """q [B, H, T, D], k and v [B, kvH, T, D], q and k rotated."""
+        b, t, _ = x.shape
+        hq, hk, d = self.n_head, self.n_local_heads, self.head_dim
+        q, k, v = self.wqkv(x).split((hq * d, hk * d, hk * d), dim=-1)
+        q, k, v = q.view(b, t, hq, d), k.view(b, t, hk, d), v.view(b, t, hk, d)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q = apply_rope(q, table).transpose(1, 2)
+        k = apply_rope(k, table).transpose(1, 2)
+        return q, k, v.transpose(1, 2)
+
+    def attend(self, q, k, v, mask: torch.Tensor | None) -> torch.Tensor:
+        """SDPA over all keys given (mask [.., T, S] bool, True = visible) -> [B, T, dim]."""
+        repeats = self.n_head // self.n_local_heads
+        k, v = expand_kv(k, repeats), expand_kv(v, repeats)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ v
+        b, _, t, _ = out.shape
+        return self.wo(out.transpose(1, 2).reshape(b, t, self.n_head * self.head_dim))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Block(nn.Module):
+    def __init__(
+        self, dim, hidden, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps
+    ) -> None:
+        super().__init__()
+        self.attention = Attention(
+            dim, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps
+        )
+        self.feed_forward = FeedForward(dim, hidden)
+        self.ffn_norm = RMSNorm(dim, eps)
+        self.attention_norm = RMSNorm(dim, eps)
+
+    def forward(self, x, table, past_kv=None, mask=None):
+        """One block; past_kv (k, v) are prepended to this call's keys. Returns (x, (k, v))."""
+        q, k, v = self.attention.project(self.attention_norm(x), table)
+        if past_kv is not None:
+            k = torch.cat((past_kv[0], k), dim=2)
+            v = torch.cat((past_kv[1], v), dim=2)
+        h = x + self.attention.attend(q, k, v, mask)
+        return h + self.feed_forward(self.ffn_norm(h)), (k, v)
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------------
+
+
+class Audio8LM(nn.Module):
+    """Slow AR + fast AR with the publisher's parameter names (ArkttsModel's state dict)."""
+
+    def __init__(self, config: Audio8Config) -> None:
+        super().__init__()
+        c = self.config = config
+        qk_norm = bool(getattr(c, "attention_qk_norm", False))
+        fast_qk_norm = bool(getattr(c, "fast_attention_qk_norm", False))
+        self.embeddings = nn.Embedding(c.vocab_size, c.dim)
+        self.codebook_embeddings = nn.Embedding(c.codebook_size * c.num_codebooks, c.dim)
+        self.layers = nn.ModuleList(
+            Block(
+                c.dim,
+                c.intermediate_size,
+                c.n_head,
+                c.n_local_heads,
+                c.head_dim,
+                c.attention_qkv_bias,
+                c.attention_o_bias,
+                qk_norm,
+                c.norm_eps,
+            )
+            for _ in range(c.n_layer)
+        )
+        self.norm = RMSNorm(c.dim, c.norm_eps)
+        self.fast_project_in = (
+            nn.Linear(c.dim, c.fast_dim) if c.fast_dim != c.dim else nn.Identity()
+        )
+        self.fast_embeddings = nn.Embedding(c.codebook_size, c.fast_dim)
+        self.fast_layers = nn.ModuleList(
+            Block(
+                c.fast_dim,
+                c.fast_intermediate_size,
+                c.fast_n_head,
+                c.fast_n_local_heads,
+                c.fast_head_dim,
+                c.fast_attention_qkv_bias,
+                c.fast_attention_o_bias,
+                fast_qk_norm,
+                c.norm_eps,
+            )
+            for _ in range(c.n_fast_layer)
+        )
+        self.fast_norm = RMSNorm(c.fast_dim, c.norm_eps)
+        self.fast_output = nn.Linear(c.fast_dim, c.codebook_size, bias=False)
+        self.register_buffer(
+            "freqs_cis", rope_table(c.max_seq_len, c.head_dim, c.rope_base), persistent=False
+        )
+        self.register_buffer(
+            "fast_freqs_cis",
+            rope_table(c.num_codebooks, c.fast_head_dim, c.rope_base),
+            persistent=False,
+        )
+
+    # -- slow AR -------------------------------------------------------------------------------
+    def embed(self, codes: torch.Tensor) -> torch.Tensor:
+        """codes [B, 11, T] (int) -> [B, T, dim]."""
+        c = self.config
+        row0 = codes[:, 0]
+        offsets = (
+            torch.arange(c.num_codebooks, device=codes.device)[None, :, None] * c.codebook_size
+        )
+        summed = self.codebook_embeddings(codes[:, 1:] + offsets).sum(dim=1)
+        semantic = (row0 >= c.semantic_begin_id) & (row0 <= c.semantic_end_id)
+        return self.embeddings(row0) + torch.where(semantic[..., None], summed, 0.0)
+
+    def head_rows(self) -> torch.Tensor:
+        """The 4,097 drawable rows of the tied head: semantic ids, then eos."""
+        c = self.config
+        w = self.embeddings.weight
+        return torch.cat(
+            (w[c.semantic_begin_id : c.semantic_end_id + 1], w[c.eos_token_id : c.eos_token_id + 1])
+        )
+
+    def slow(self, codes: torch.Tensor, cache: list | None = None):
+        """Run the slow AR over codes [B, 11, T] after `cache` (list of per-layer (k, v) or None).
+
+        Returns (post-norm hidden of the last row [B, dim], new cache). Positions continue the
+        cache; rows attend causally.
+        """
+        t = codes.shape[-1]
+        start = 0 if not cache else cache[0][0].shape[2]
+        table = self.freqs_cis[start : start + t]
+        keys = start + t
+        mask = torch.arange(keys)[None, :] <= (start + torch.arange(t))[:, None]
+        x = self.embed(codes)
+        new_cache = []
+        for i, layer in enumerate(self.layers):
+            x, kv = layer(x, table, None if not cache else cache[i], mask)
+            new_cache.append(kv)
+        return self.norm(x[:, -1]), new_cache
+
+    def semantic_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[B, dim] post-norm -> [B, 4097] (semantic ids then eos)."""
+        return F.linear(hidden, self.head_rows())
+
+    def full_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return F.linear(hidden, self.embeddings.weight)
+
+    # -- fast AR -------------------------------------------------------------------------------
+    def fast_row(self, x: torch.Tensor, position: int, cache: list):
+        """One fast-AR row [B, 1, fast_dim] at `position` over `cache` -> logits [B, 4096]."""
+        table = self.fast_freqs_cis[position : position + 1]
+        for i, layer in enumerate(self.fast_layers):
+            x, kv = layer(x, table, cache[i])
+            cache[i] = kv
+        return self.fast_output(self.fast_norm(x))[:, -1]
+
+    def fast_frame(
+        self,
+        hidden: torch.Tensor,
+        semantic_id: torch.Tensor,
+        u_fast: torch.Tensor,
+        sampling: SamplingParams | None = None,
+        forced: torch.Tensor | None = None,
+    ):
+        """The fast AR for one frame. hidden [B, dim] post-norm; semantic_id [B] vocab id.
+
+        u_fast [B, 9, 4096]. `forced` [B, 10] feeds forced codes (teacher forcing) instead of
+        the draws. Returns (draws [B, 10]: code_0 then the nine draws, logits [B, 9, 4096]).
+        """
+        c = self.config
+        sp = sampling or SamplingParams()
+        cache: list = [None] * len(self.fast_layers)
+        self.fast_row(self.fast_project_in(hidden)[:, None], 0, cache)  # logits unused
+        code = (semantic_id - c.semantic_begin_id).clamp(0, c.codebook_size - 1)
+        draws, logits = [code], []
+        feed = code if forced is None else forced[:, 0]
+        for j in range(1, c.num_codebooks):
+            lg = self.fast_row(self.fast_embeddings(feed)[:, None], j, cache)
+            scores = process(lg, sp.top_k, sp.top_p, sp.temperature)
+            code = gumbel_draw(scores, u_fast[:, j - 1])
+            draws.append(code)
+            logits.append(lg)
+            feed = code if forced is None else forced[:, j]
+        return torch.stack(draws, dim=1), torch.stack(logits, dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampler (publisher's order; see the module docstring)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    top_k: int = TOP_K
+    top_p: float = TOP_P
+    temperature: float = TEMPERATURE
+    ras_top_p: float = 0.9
+    ras_temperature: float = 1.0
+    ras_window: int = 10
+
+    @classmethod
+    def from_config(cls, config: Audio8Config, **kw) -> SamplingParams:
+        return cls(
+            ras_top_p=config.ras_top_p,
+            ras_temperature=config.ras_temperature,
+            ras_window=config.ras_window_size,
+            **kw,
+        )
+
+
+def top_k_top_p_mask(scores: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+    """The legacy joint filter on untempered scores [B, V]; -inf where removed."""
+    ranked, order = torch.sort(scores, dim=-1, descending=True)
+    cumulative = torch.softmax(ranked, dim=-1).cumsum(dim=-1)
+    rank = torch.arange(scores.shape[-1], device=scores.device)
+    limit = torch.tensor(top_p, dtype=cumulative.dtype)
+    drop_ranked = (cumulative > limit) | (rank >= top_k)
+    drop_ranked[..., 0] = False
+    drop = torch.zeros_like(drop_ranked).scatter(-1, order, drop_ranked)
+    return scores.masked_fill(drop, float("-inf"))
+
+
+def process(scores: torch.Tensor, top_k: int, top_p: float, temperature: float) -> torch.Tensor:
+    """Filter, then temperature (after the cut)."""
+    kept = top_k_top_p_mask(scores.float(), top_k, top_p)
+    return kept / max(float(temperature), MIN_TEMPERATURE)
+
+
+def gumbel_draw(scores: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """argmax(softmax(scores) / -log u) per row; u in [0, 1) of the same shape."""
+    p = torch.softmax(scores, dim=-1)
+    return torch.argmax(p / -torch.log(u.to(p.dtype)), dim=-1)
+
+
+def semantic_mask(logits: torch.Tensor, config: Audio8Config) -> torch.Tensor:
+    """Full-vocabulary logits with everything but the semantic ids and eos at -inf."""
+    c = config
+    keep = torch.zeros(logits.shape[-1], dtype=torch.bool)
+    keep[c.semantic_begin_id : c.semantic_end_id + 1] = True
+    keep[c.eos_token_id] = True
+    return logits.masked_fill(~keep, float("-inf"))
+
+
+def compact_to_vocab(index: torch.Tensor, config: Audio8Config) -> torch.Tensor:
+    """Compact row (0..4095 semantic, 4096 eos) -> vocabulary id."""
+    return torch.where(
+        index == config.semantic_count,
+        torch.full_like(index, config.eos_token_id),
+        index + config.semantic_begin_id,
+    )
+
+
+def expand_uniforms(u_compact: torch.Tensor, config: Audio8Config, fill: float = 0.5):
+    """Compact u [..., 4097] -> full-vocabulary u (the masked entries get `fill`)."""
+    c = config
+    full = torch.full((*u_compact.shape[:-1], c.vocab_size), fill, dtype=u_compact.dtype)
+    full[..., c.semantic_begin_id : c.semantic_end_id + 1] = u_compact[..., : c.semantic_count]
+    full[..., c.eos_token_id] = u_compact[..., c.semantic_count]
+    return full
+
+
+@dataclass
+class SemanticDraw:
+    semantic: torch.Tensor  # [B] vocab id, after RAS
+    normal: torch.Tensor  # [B] vocab id
+    high: torch.Tensor  # [B] vocab id
+    used_high: torch.Tensor  # [B] bool
+
+
+def draw_semantic(
+    logits: torch.Tensor,
+    u_slow: torch.Tensor,
+    window: torch.Tensor | None,
+    config: Audio8Config,
+    sampling: SamplingParams | None = None,
+) -> SemanticDraw:
+    """The slow draw with RAS on compact logits [B, 4097]; u_slow [B, 2, 4097].
+
+    `window` [B, W] vocab ids (-1 = empty slot) or None at step 0 (then `normal` is returned).
+    """
+    sp = sampling or SamplingParams.from_config(config)
+    normal = compact_to_vocab(
+        gumbel_draw(process(logits, sp.top_k, sp.top_p, sp.temperature), u_slow[:, 0]), config
+    )
+    high = compact_to_vocab(
+        gumbel_draw(process(logits, sp.top_k, sp.ras_top_p, sp.ras_temperature), u_slow[:, 1]),
+        config,
+    )
+    if window is None:
+        return SemanticDraw(normal, normal, high, torch.zeros_like(normal, dtype=torch.bool))
+    repeated = (window == normal[:, None]).any(dim=1)
+    is_sem = (normal >= config.semantic_begin_id) & (normal <= config.semantic_end_id)
+    use = repeated & is_sem
+    return SemanticDraw(torch.where(use, high, normal), normal, high, use)
+
+
+def draw_semantic_full(
+    logits_full: torch.Tensor,
+    u_slow_full: torch.Tensor,
+    window: torch.Tensor | None,
+    config: Audio8Config,
+    sampling: SamplingParams | None = None,
+) -> SemanticDraw:
+    """The same draw the publisher's way: full-vocabulary logits and u, the semantic mask."""
+    sp = sampling or SamplingParams.from_config(config)
+    masked = semantic_mask(logits_full, config)
+    normal = gumbel_draw(process(masked, sp.top_k, sp.top_p, sp.temperature), u_slow_full[:, 0])
+    high = gumbel_draw(
+        process(masked, sp.top_k, sp.ras_top_p, sp.ras_temperature), u_slow_full[:, 1]
+    )
+    if window is None:
+        return SemanticDraw(normal, normal, high, torch.zeros_like(normal, dtype=torch.bool))
+    repeated = (window == normal[:, None]).any(dim=1)
+    is_sem = (normal >= config.semantic_begin_id) & (normal <= config.semantic_end_id)
+    use = repeated & is_sem
+    return SemanticDraw(torch.where(use, high, normal), normal, high, use)
+
+
+def next_window(window: torch.Tensor | None, semantic: torch.Tensor, size: int) -> torch.Tensor:
+    """The publisher's `previous` update, -1 standing for its zeros (which match no draw).
+
+    None (after step 0) -> all empty, the step's token NOT added; else roll left, append.
+    """
+    if window is None:
+        return torch.full((semantic.shape[0], size), -1, dtype=torch.long)
+    return torch.cat((window[:, 1:], semantic[:, None].long()), dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# generate
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FrameRecord:
+    step: int
+    position: int  # the KV row of the column fed to produce this frame's logits
+    logits: np.ndarray  # [4097] slow logits (semantic ids, eos)
+    window: np.ndarray  # [W] vocab ids seen by RAS (-1 empty); all -1 at step 0 (None there)
+    normal: int
+    high: int
+    semantic: int  # vocab id after RAS
+    used_high: bool
+    codes: np.ndarray  # [10] code_0 + nine fast draws (eos frame: code_0 clamped)
+    fast_logits: np.ndarray  # [9, 4096]
+    u_slow: np.ndarray  # [2, 4097]
+    u_fast: np.ndarray  # [9, 4096]
+
+
+@dataclass
+class Generation:
+    codes: np.ndarray  # [10, frames] emitted frames (eos frame excluded)
+    frames: list[FrameRecord] = field(default_factory=list)
+    finished: bool = False  # eos drawn
+    prefill_logits: np.ndarray | None = None  # [4097] of the last prompt row
+
+
+UniformsFn = Callable[[int], tuple[np.ndarray, np.ndarray]]
+
+
+def seeded_uniforms(seed: int, config: Audio8Config) -> UniformsFn:
+    """u_slow [2, 4097], u_fast [9, 4096] per step from one NumPy generator, in (0, 1)."""
+    rng = np.random.default_rng(seed)
+    n_slow = config.semantic_count + 1
+    n_fast = config.num_codebooks - 1
+
+    def fn(step: int):
+        u_s = rng.random((2, n_slow), dtype=np.float32)
+        u_f = rng.random((n_fast, config.codebook_size), dtype=np.float32)
+        tiny = np.finfo(np.float32).tiny
+        return np.maximum(u_s, tiny), np.maximum(u_f, tiny)
+
+    return fn
+
+
+@torch.no_grad()
+def generate(
+    model: Audio8LM,
+    prompt: np.ndarray | torch.Tensor,
+    max_frames: int,
+    uniforms: UniformsFn | Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+    sampling: SamplingParams | None = None,
+    forced: np.ndarray | None = None,
+    full_vocab: bool = False,
+) -> Generation:
+    """The publisher's `generate` for one prompt [11, P]: prefill, then one frame per step.
+
+    `uniforms` is a function step -> (u_slow [2,4097], u_fast [9,4096]) or a recorded list of
+    such pairs (default: `seeded_uniforms(0)`). `forced` [frames, 11] teacher-forces each frame's
+    column ([semantic id, code_0..code_9]): the draws are still made and recorded, but the forced
+    column is what the fast AR and the next slow step are fed (no eos stop while forcing).
+    `full_vocab` draws the semantic over the full vocabulary with the mask (the publisher's
+    literal path) instead of the compact 4,097 rows.
+    """
+    c = model.config
+    sp = sampling or SamplingParams.from_config(c)
+    prompt = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
+    if prompt.dim() != 2 or prompt.shape[0] != c.num_codebooks + 1:
+        raise ValueError(f"prompt must be [{c.num_codebooks + 1}, P], got {list(prompt.shape)}")
+    width = prompt.shape[1]
+    if width >= c.max_seq_len:
+        raise ValueError(f"prompt length {width} must be smaller than {c.max_seq_len}")
+    max_frames = min(int(max_frames), c.max_seq_len - width)
+    if uniforms is None:
+        uniforms = seeded_uniforms(0, c)
+    get_u = uniforms if callable(uniforms) else (lambda k: uniforms[k])
+
+    hidden, cache = model.slow(prompt[None])
+    out = Generation(codes=np.zeros((c.num_codebooks, 0), np.int64))
+    out.prefill_logits = model.semantic_logits(hidden)[0].numpy()
+    window = None
+    emitted = []
+    for step in range(max_frames):
+        u_s, u_f = get_u(step)
+        u_s = torch.as_tensor(np.asarray(u_s, np.float32))[None]
+        u_f = torch.as_tensor(np.asarray(u_f, np.float32))[None]
+        logits = model.semantic_logits(hidden)
+        if full_vocab:
+            d = draw_semantic_full(
+                model.full_logits(hidden), expand_uniforms(u_s, c), window, c, sp
+            )
+        else:
+            d = draw_semantic(logits, u_s, window, c, sp)
+        col = None if forced is None else torch.as_tensor(np.asarray(forced[step]))[None].long()
+        codes, fast_logits = model.fast_frame(
+            hidden,
+            d.semantic if col is None else col[:, 0],
+            u_f,
+            sp,
+            None if col is None else col[:, 1:],
+        )
+        out.frames.append(
+            FrameRecord(
+                step=step,
+                position=width - 1 + step,
+                logits=logits[0].numpy(),
+                window=(np.full(sp.ras_window, -1) if window is None else window[0].numpy()),
+                normal=int(d.normal),
+                high=int(d.high),
+                semantic=int(d.semantic),
+                used_high=bool(d.used_high),
+                codes=codes[0].numpy(),
+                fast_logits=fast_logits[0].numpy(),
+                u_slow=u_s[0].numpy(),
+                u_fast=u_f[0].numpy(),
+            )
+        )
+        if col is None:
+            if int(d.semantic) == c.eos_token_id:
+                out.finished = True
+                break
+            column = torch.cat((d.semantic[:, None], codes), dim=1)
+            semantic_fed = d.semantic
+        else:
+            column = col
+            semantic_fed = col[:, 0]
+        emitted.append(column[0, 1:].numpy())
+        window = next_window(window, semantic_fed, sp.ras_window)
+        if step + 1 == max_frames:
+            break
+        hidden, cache = model.slow(column[:, :, None], cache)
+    if emitted:
+        out.codes = np.stack(emitted, axis=1)
+    return out
+
+
+def random_model(config: Audio8Config, seed: int = 0) -> Audio8LM:
+    """A seeded random Audio8LM (weights.random_lm_state when present, else a local init)."""
+    model = Audio8LM(config).eval()
+    try:
+        from . import weights
+    except ImportError:
+        weights = None
+    if weights is not None and hasattr(weights, "random_lm_state"):
+        model.load_state_dict(weights.random_lm_state(config, seed))
+        return model
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
+            elif name.endswith("bias"):
+                p.copy_(0.02 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.02 * torch.randn(p.shape, generator=g))
+    return model
