@@ -205,3 +205,32 @@ def test_runtime_frames_teacher_forced_and_free(bundle, lm, prompt, ref):
         s.reset_state(G.GRAPH)
         _prefill(call(G.PREFILL), prompt, P - 1)
         assert np.array_equal(_free_run(call(G.FRAME), prompt, ref), ref.codes)
+
+
+def test_host_frame_loop_equals_reference_generate(bundle, lm, prompt, ref):
+    """host_frames.generate (the pipeline's loop) over the runtime == reference.generate."""
+    from conversion.audio8_tts import host_frames
+
+    with Session(bundle) as s:
+        got = host_frames.generate(s, prompt, FRAMES, R.seeded_uniforms(SEED, C), C)
+        forced = host_frames.generate(
+            s, prompt, FRAMES, R.seeded_uniforms(SEED, C), C, forced=_columns(ref)
+        )
+    assert got.prefill_calls == 2  # 39 prompt rows in windows of 32
+    assert np.array_equal(got.codes, ref.codes)
+    assert [f.semantic for f in got.frames] == [f.semantic for f in ref.frames]
+    assert [f.window.tolist() for f in got.frames] == [f.window.tolist() for f in ref.frames]
+    assert np.array_equal(forced.codes, ref.codes)
+
+
+def test_frame_budget_is_checked_before_any_call():
+    from conversion.audio8_tts import host_frames
+    from conversion.core.errors import UserError
+
+    class NoSession:
+        def reset_state(self, *a):
+            raise AssertionError("touched the session")
+
+    prompt = np.zeros((C.num_codebooks + 1, C.max_seq_len - 10), np.int64)
+    with pytest.raises(UserError, match="KV rows"):
+        host_frames.generate(NoSession(), prompt, 20, R.seeded_uniforms(0, C), C)
