@@ -20,7 +20,7 @@ def _run(argv, capsys):
     [
         (["export", "nosuchmodel"], "unknown model 'nosuchmodel'"),
         (["gate", "kokoro", "--weights", "/does/not/exist"], "weights folder /does/not/exist"),
-        (["bench", "audio8-tts"], "not ported yet (issue 5)"),
+        (["bench", "audio8_tts"], "no weights given"),
         (["bench", "chatterbox"], "no weights given"),
         (["gate", "chatterbox", "--weights", "/does/not/exist"], "weights folder /does/not/exist"),
         (["speak", "core", "hello", "-o", "/tmp/x.wav"], "has no voice"),

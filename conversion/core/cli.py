@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--exaggeration", type=float, default=0.5, help="emotion exaggeration (chatterbox)"
     )
     p.add_argument("--cfg", type=float, default=0.5, help="CFG weight (chatterbox)")
+    p.add_argument("--ref-text", default=None, help="the reference clip's transcript (audio8)")
+    p.add_argument(
+        "--stream", action="store_true", help="decode and write audio as frames arrive (audio8)"
+    )
     _add_bundle(p)
 
     p = sub.add_parser("bench", help="measure speed and memory; figures as a flat JSON object")

@@ -32,7 +32,7 @@ MODELS: dict[str, ModelEntry] = {
         ),
         ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro.cli"),
         ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox.cli"),
-        ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", None, "issue 5"),
+        ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", "conversion.audio8_tts.cli"),
     )
 }
 

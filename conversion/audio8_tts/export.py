@@ -1,0 +1,88 @@
+"""Build an Audio8 bundle: the fused `ar` graph, the codec decoder and encoder, host files.
+
+    ar       prefill (32 columns at `pos`) + frame (slow step, RAS draw, fast AR's nine draws)
+             over one KV state; int8 or fp32
+    codec    main(codes [1,10,W]) -> wav [1, W·2048]   (W = 160 published)           fp32
+    encoder  main(audio [1,1,N]) -> codes [1,10,N/2048] (10 s bucket published)      fp32
+
+`--dtype int8` quantizes the whole `ar` graph's weights (coreai-opt per-channel); the port
+notes' choice (slow AR int8, fast AR fp16) needs per-op precision, which this export does not
+do yet: the gate's precision table measures each AR at each precision.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import torch
+
+from conversion.core.bundle import BundleWriter
+from conversion.core.precision import Precision
+from conversion.core.progress import progress_steps
+
+from .graphs_ar import ar_graph_spec
+from .graphs_codec import codec_graph_spec, encoder_graph_spec
+from .snapshot import Loaded
+from .tokenizer import TOKENIZER_FILE
+
+GRAPHS = ("ar", "codec", "encoder")
+CONFIG_FILE = "audio8_config.json"
+
+
+def graph_precisions(dtype: str) -> dict[str, str]:
+    return {
+        "ar": dtype if dtype in ("int8", "fp16") else "fp32",
+        "codec": "fp32",
+        "encoder": "fp32",
+    }
+
+
+def export_bundle(
+    loaded: Loaded,
+    dest: Path,
+    dtype: str = "fp32",
+    overwrite: bool = False,
+    weights_sha256: str | None = None,
+    graphs=GRAPHS,
+    progress: bool = True,
+) -> Path:
+    per_graph = graph_precisions(dtype)
+    builders = {
+        "ar": lambda: ar_graph_spec(loaded.lm),
+        "codec": lambda: codec_graph_spec(loaded.codec),
+        "encoder": lambda: encoder_graph_spec(loaded.codec),
+    }
+    with torch.no_grad():
+        specs = [builders[g]() for g in graphs]
+    total = sum(len(s.functions) for s in specs)
+    config = {
+        "config": loaded.config.to_json(),
+        "codec_config": loaded.codec_config.to_json(),
+        "graphs": {g: per_graph[g] for g in graphs},
+    }
+    with (
+        progress_steps(total, "export audio8_tts", enabled=progress) as bar,
+        BundleWriter(
+            dest,
+            "audio8_tts",
+            precision=Precision.parse(dtype),
+            overwrite=overwrite,
+            weights_sha256=weights_sha256,
+            config=config,
+        ) as bundle,
+        torch.no_grad(),
+    ):
+        for spec in specs:
+            bundle.add_graph(
+                spec,
+                precision=per_graph[spec.name],
+                on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"),
+            )
+        bundle.add_file(loaded.folder / TOKENIZER_FILE)
+        with tempfile.TemporaryDirectory(prefix="voxport-a8-export-") as tmp:
+            cfg = Path(tmp) / CONFIG_FILE
+            cfg.write_text(json.dumps(config, indent=2) + "\n")
+            bundle.add_file(cfg)
+    return Path(dest)

@@ -1,0 +1,113 @@
+"""Audio8 voices: a reference clip's codec codes and its transcript (the publisher needs both).
+
+Registration runs the bundle's `encoder` graph once per voice: the clip is decoded and
+resampled to 44.1 kHz mono (librosa), checked (0.5–30 s, not silent), cut to the encoder's
+bucket (10 s published; the rest is dropped, and said so) and zero-padded into it; the codes of
+its real frames go into the prompt's reference segment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from conversion.core.errors import UserError
+
+from .graphs_codec import ENCODER_GRAPH, FUNCTION
+
+MIN_SECONDS, MAX_SECONDS = 0.5, 30.0
+SILENCE_PEAK = 1e-4
+FORMAT = "voxport-audio8-voice/1"
+
+
+class ReferenceAudioError(UserError):
+    """A reference clip that cannot make a voice."""
+
+
+@dataclass
+class Voice:
+    codes: np.ndarray  # [10, T] int32
+    text: str  # the clip's transcript
+    source: str = ""
+
+    @property
+    def frames(self) -> int:
+        return int(self.codes.shape[1])
+
+    def save(self, path: Path | str) -> Path:
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
+        os.close(fd)
+        try:
+            np.savez(tmp, format=FORMAT, codes=self.codes, text=self.text, source=self.source)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: Path | str) -> Voice:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["format"]) != FORMAT:
+                    raise ValueError("not a voice file")
+                return cls(z["codes"].astype(np.int32), str(z["text"]), str(z["source"]))
+        except (OSError, KeyError, ValueError) as err:
+            raise UserError(f"voice file {path} cannot be read ({err}): register it again") from err
+
+
+def load_reference(path: Path | str, sample_rate: int) -> np.ndarray:
+    """The clip as float32 mono at `sample_rate`, or ReferenceAudioError naming the problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReferenceAudioError(f"reference audio {path} does not exist")
+    import librosa
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wav, _ = librosa.load(str(path), sr=sample_rate, mono=True)
+    except Exception as err:  # noqa: BLE001 - any decoder failure is the same user problem
+        raise ReferenceAudioError(
+            f"reference audio {path} could not be read as audio ({type(err).__name__}): "
+            "convert it to WAV or FLAC"
+        ) from err
+    seconds = wav.size / sample_rate
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        raise ReferenceAudioError(
+            f"reference audio {path} is {seconds:.2f} s long; a voice needs "
+            f"{MIN_SECONDS}-{MAX_SECONDS:.0f} s of speech: pick another clip"
+        )
+    if not np.isfinite(wav).all() or float(np.abs(wav).max()) < SILENCE_PEAK:
+        raise ReferenceAudioError(f"reference audio {path} is silent or has NaN samples")
+    return np.asarray(wav, np.float32)
+
+
+def register(session, path: Path | str, text: str, codec_config) -> Voice:
+    """Encode the clip through the bundle's encoder graph (one call)."""
+    from .host_codec import encode_reference
+
+    if not text or not text.strip():
+        raise UserError(
+            "a reference voice needs its transcript (the publisher's prompt carries it): "
+            "pass --ref-text 'what the clip says'"
+        )
+    wav = load_reference(path, codec_config.sample_rate)
+    capacity = int(session.manifest.function(ENCODER_GRAPH, FUNCTION)["inputs"][0]["shape"][-1])
+    if wav.size > capacity:
+        print(
+            f"audio8_tts: reference {path} is {wav.size / codec_config.sample_rate:.1f} s; the "
+            f"encoder's bucket holds {capacity / codec_config.sample_rate:.1f} s: using the "
+            "first part",
+            file=sys.stderr,
+        )
+        wav = wav[:capacity]
+    codes = encode_reference(session, wav, codec_config)
+    return Voice(codes.astype(np.int32), " ".join(text.split()), Path(path).name)
