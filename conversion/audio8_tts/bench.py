@@ -38,7 +38,7 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
         ref = R.generate(loaded.lm, prompt, frames, R.seeded_uniforms(args.seed, config))
         eager_s = time.perf_counter() - t
         result = ab.speak(GATE_TEXT, seed=args.seed, max_frames=frames, stream=True)
-        ms = ab.session.ms
+        ms = ab.session.function_ms
     n_frames = sum(p.frames.codes.shape[1] + p.frames.finished for p in result.pieces)
     audio_s = result.audio.size / ab.codec_config.sample_rate
     frame_calls = len(ms.get("ar.frame", []))

@@ -20,7 +20,7 @@ import numpy as np
 
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
-from conversion.core.runtime import IsolatedSession, Session
+from conversion.core.runtime import IsolatedSession, Session, TimedSession
 
 from . import host_codec, host_frames
 from .codec import CodecConfig
@@ -36,27 +36,6 @@ CONTEXT_FRAMES = 32  # the published 160-frame window; a smaller (reduced) windo
 
 def context_frames(window: int) -> int:
     return min(CONTEXT_FRAMES, window // 4)
-
-
-class _CountingSession:
-    """Counts runtime calls and their time per graph.function (bench, reports)."""
-
-    def __init__(self, session) -> None:
-        self._session = session
-        self.manifest = session.manifest
-        self.ms: dict[str, list[float]] = {}
-
-    def run(self, graph, function, inputs, state="default"):
-        start = time.perf_counter()
-        out = self._session.run(graph, function, inputs, state=state)
-        self.ms.setdefault(f"{graph}.{function}", []).append((time.perf_counter() - start) * 1e3)
-        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
-
-    def reset_state(self, graph, key="default"):
-        self._session.reset_state(graph, key)
-
-    def close(self):
-        self._session.close()
 
 
 @dataclass
@@ -99,7 +78,7 @@ class Audio8Bundle:
             if isolate
             else Session(self.path, verify=False)
         )
-        self.session = _CountingSession(raw)
+        self.session = TimedSession(raw)
 
     def close(self) -> None:
         self.session.close()

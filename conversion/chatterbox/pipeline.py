@@ -23,7 +23,7 @@ import numpy as np
 
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
-from conversion.core.runtime import IsolatedSession, Session
+from conversion.core.runtime import IsolatedSession, Session, TimedSession
 from conversion.core.sampling import SamplingConfig
 
 from . import host_flow, host_hift, host_t3
@@ -87,38 +87,6 @@ class ChunkResult:
     host_ms: float = 0.0
 
 
-class _CountingSession:
-    """A Session that counts runtime calls and their time per graph (for bench and reports)."""
-
-    def __init__(self, session: Session | IsolatedSession) -> None:
-        self._session = session
-        self.manifest = session.manifest
-        self.ms: dict[str, float] = {}
-        self.calls: dict[str, int] = {}
-        self.function_ms: dict[str, list[float]] = {}  # "graph.function" -> every call's ms
-
-    def run(self, graph: str, function: str, inputs: Any, state: str = "default"):
-        start = time.perf_counter()
-        out = self._session.run(graph, function, inputs, state=state)
-        ms = (time.perf_counter() - start) * 1e3
-        self.ms[graph] = self.ms.get(graph, 0.0) + ms
-        self.calls[graph] = self.calls.get(graph, 0) + 1
-        self.function_ms.setdefault(f"{graph}.{function}", []).append(ms)
-        # fp16 graphs answer in float16; the host works in float32
-        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
-
-    def reset_state(self, graph: str, key: str = "default") -> None:
-        self._session.reset_state(graph, key)
-
-    def take_counts(self) -> tuple[dict[str, float], dict[str, int]]:
-        ms, calls = self.ms, self.calls
-        self.ms, self.calls = {}, {}
-        return ms, calls
-
-    def close(self) -> None:
-        self._session.close()
-
-
 class ChatterboxBundle:
     """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
 
@@ -143,7 +111,7 @@ class ChatterboxBundle:
             if isolate
             else Session(self.path, verify=False)
         )
-        self.session = _CountingSession(raw)
+        self.session = TimedSession(raw)
 
     def close(self) -> None:
         self.session.close()
@@ -230,7 +198,7 @@ class ChatterboxBundle:
     ) -> ChunkResult:
         """One chunk to audio. `draws` replays given randomness (the rest comes from `seed`)."""
         start = time.perf_counter()
-        self.session.take_counts()
+        self.session.since_mark()
         seeded = ChunkDraws.from_seed(seed, index)
         draws = draws or seeded
         t3 = self.t3(
@@ -248,7 +216,7 @@ class ChatterboxBundle:
             flow = self.flow(speech, voice, noise, options.n_steps)
             hift = self.vocode(flow.mel, draws.hift, seed=seed * 1000 + index)
             wav = host_hift.apply_trim_fade(hift.wav, self.arrays["hift"].get("trim_fade"))
-        ms, calls = self.session.take_counts()
+        ms, calls = self.session.since_mark()
         total = (time.perf_counter() - start) * 1e3
         return ChunkResult(
             text=chunk.text,

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -367,3 +368,44 @@ class IsolatedSession:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class TimedSession:
+    """A Session (or IsolatedSession) that times every call, per `graph.function`.
+
+    Pipelines run their graphs through one so benches and reports can say where the time went
+    and how many runtime calls a second of audio costs. fp16 graphs answer in float16; the host
+    works in float32, so outputs are widened here.
+    """
+
+    def __init__(self, session: Session | IsolatedSession) -> None:
+        self._session = session
+        self.manifest = session.manifest
+        self.function_ms: dict[str, list[float]] = {}  # "graph.function" -> each call's ms
+        self._mark: dict[str, int] = {}
+
+    def run(self, graph: str, function: str, inputs: Mapping[str, Any], state: str = "default"):
+        start = time.perf_counter()
+        out = self._session.run(graph, function, inputs, state=state)
+        ms = (time.perf_counter() - start) * 1e3
+        self.function_ms.setdefault(f"{graph}.{function}", []).append(ms)
+        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
+
+    def reset_state(self, graph: str, key: str = "default") -> None:
+        self._session.reset_state(graph, key)
+
+    def since_mark(self) -> tuple[dict[str, float], dict[str, int]]:
+        """ms and calls per graph since the last call (or since the start); sets a new mark."""
+        ms: dict[str, float] = {}
+        calls: dict[str, int] = {}
+        for key, times in self.function_ms.items():
+            new = times[self._mark.get(key, 0) :]
+            if new:
+                graph = key.split(".", 1)[0]
+                ms[graph] = ms.get(graph, 0.0) + sum(new)
+                calls[graph] = calls.get(graph, 0) + len(new)
+            self._mark[key] = len(times)
+        return ms, calls
+
+    def close(self) -> None:
+        self._session.close()
