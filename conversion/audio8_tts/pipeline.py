@@ -14,13 +14,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
-from conversion.core.runtime import IsolatedSession, Session, TimedSession
+from conversion.core.loaded_bundle import LoadedBundle
 
 from . import host_codec, host_frames
 from .codec import CodecConfig
@@ -57,37 +55,18 @@ class SpeakResult:
     seconds: float = 0.0
 
 
-class Audio8Bundle:
-    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
-        self.path = Path(bundle)
-        manifest = load_manifest(self.path)
-        if manifest.model != "audio8_tts":
-            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not audio8_tts")
-        self.manifest = manifest
-        self.graphs = [g for g in GRAPHS if g in manifest.graphs]
-        self.config = Audio8Config.from_json(manifest.config["config"])
-        codec = dict(manifest.config["codec_config"])
+class Audio8Bundle(LoadedBundle):
+    model = "audio8_tts"
+
+    def load_host(self) -> None:
+        self.graphs = [g for g in GRAPHS if g in self.manifest.graphs]
+        self.config = Audio8Config.from_json(self.manifest.config["config"])
+        codec = dict(self.manifest.config["codec_config"])
         self.codec_config = CodecConfig(
             **{k: tuple(v) if isinstance(v, list) else v for k, v in codec.items()}
         )
-        self.tokenizer = (
-            load_tokenizer(self.path) if (self.path / TOKENIZER_FILE).exists() else None
-        )
-        raw = (
-            IsolatedSession(self.path, verify=False)
-            if isolate
-            else Session(self.path, verify=False)
-        )
-        self.session = TimedSession(raw)
-
-    def close(self) -> None:
-        self.session.close()
-
-    def __enter__(self) -> Audio8Bundle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        tok = self.path / TOKENIZER_FILE
+        self.tokenizer = load_tokenizer(self.path) if tok.exists() else None
 
     @property
     def codec_window(self) -> int:

@@ -16,14 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
-from conversion.core.runtime import IsolatedSession, Session, TimedSession
+from conversion.core.loaded_bundle import LoadedBundle
 from conversion.core.sampling import SamplingConfig
 
 from . import host_flow, host_hift, host_t3
@@ -87,17 +85,14 @@ class ChunkResult:
     host_ms: float = 0.0
 
 
-class ChatterboxBundle:
+class ChatterboxBundle(LoadedBundle):
     """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
 
-    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
-        self.path = Path(bundle)
-        manifest = load_manifest(self.path)
-        if manifest.model != "chatterbox":
-            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not chatterbox")
-        self.manifest = manifest
-        self.graphs = [g for g in GRAPHS if g in manifest.graphs]
-        self.config = ChatterboxConfig.from_json(manifest.config["config"])
+    model = "chatterbox"
+
+    def load_host(self) -> None:
+        self.graphs = [g for g in GRAPHS if g in self.manifest.graphs]
+        self.config = ChatterboxConfig.from_json(self.manifest.config["config"])
         self.arrays: dict[str, dict[str, np.ndarray]] = {}
         for part, name in HOST_ARRAYS.items():
             with np.load(self.path / name) as data:
@@ -106,21 +101,6 @@ class ChatterboxBundle:
         self.default_voice = Voice.load(voice_file) if voice_file.exists() else None
         tok = self.path / TOKENIZER
         self.tokenizer = TextTokenizer(tok) if tok.exists() else None
-        raw = (
-            IsolatedSession(self.path, verify=False)
-            if isolate
-            else Session(self.path, verify=False)
-        )
-        self.session = TimedSession(raw)
-
-    def close(self) -> None:
-        self.session.close()
-
-    def __enter__(self) -> ChatterboxBundle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _require(self, *graphs: str) -> None:
         missing = [g for g in graphs if g not in self.graphs]

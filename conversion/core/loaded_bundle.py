@@ -1,0 +1,45 @@
+"""A bundle opened for a pipeline: its manifest checked, host data loaded, one timed session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .bundle import Manifest, load_manifest
+from .errors import UserError
+from .runtime import IsolatedSession, Session, TimedSession
+
+
+class LoadedBundle:
+    """Base of a model's pipeline class: set `model`, load host files in `load_host`.
+
+    `isolate` runs the runtime in a child process (a Swift abort becomes an exception there).
+    Host data is loaded before the session opens, so a bad bundle leaves no process behind.
+    """
+
+    model: str = ""
+
+    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
+        self.path = Path(bundle)
+        manifest = load_manifest(self.path)
+        if manifest.model != self.model:
+            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not {self.model}")
+        self.manifest: Manifest = manifest
+        self.load_host()
+        raw = (
+            IsolatedSession(self.path, verify=False)
+            if isolate
+            else Session(self.path, verify=False)
+        )
+        self.session = TimedSession(raw)
+
+    def load_host(self) -> None:
+        """Read the bundle's host-side files (tables, voices, tokenizer); override."""
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
