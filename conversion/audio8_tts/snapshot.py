@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass
@@ -10,9 +9,8 @@ from pathlib import Path
 
 import torch
 
-from conversion.core.bundle import file_sha256
 from conversion.core.errors import WeightsError
-from conversion.core.weights_folder import folder_problem, read_manifest
+from conversion.core.weights_folder import files_sha256, folder_problem, read_manifest
 
 from . import codec as codec_mod
 from . import weights
@@ -90,8 +88,6 @@ def load(folder: Path, config: Audio8Config) -> Loaded:
 
 
 def snapshot_sha256(folder: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(Path(folder).iterdir()):
-        if path.is_file() and not path.name.startswith("voxport-"):
-            h.update(f"{path.name}:{file_sha256(path)}\n".encode())
-    return h.hexdigest()
+    """One hash over the snapshot's files (our own voxport-* manifest excluded)."""
+    names = sorted(p.name for p in Path(folder).iterdir() if not p.name.startswith("voxport-"))
+    return files_sha256(folder, names)

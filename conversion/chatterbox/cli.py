@@ -114,7 +114,6 @@ def _voice(args: argparse.Namespace, folder: Path, default):
                 "chatterbox: the snapshot has no default voice (conds.pt); pass --ref voice.wav"
             )
         return default
-    voice_mod.inspect_reference(args.ref)  # a bad reference fails before any model loads
     model = weights.load_model(folder, _config(args))
     print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
     return voice_mod.clone_voice(model, args.ref, exaggeration=args.exaggeration)

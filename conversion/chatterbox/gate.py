@@ -26,14 +26,20 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.buckets import Bucket, length_mask, pad_to
+from conversion.core.buckets import BucketTable, length_mask, pad_to
 from conversion.core.sampling import sample
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
 from oracles import Fixture
 
 from . import weights
 from .config import ChatterboxConfig, by_name
-from .graphs_flow import ESTIMATOR_FUNCTION, ESTIMATOR_GRAPH, function_name
+from .graphs_flow import (
+    ENCODER_FUNCTION,
+    ENCODER_GRAPH,
+    ESTIMATOR_FUNCTION,
+    ESTIMATOR_GRAPH,
+    function_name,
+)
 from .graphs_t3 import START_SPEECH
 from .oracle import record
 from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
@@ -98,8 +104,9 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
 def make_case(
     model, name: str, text: str, steps: int, seed: int, ref_wav: Path | None = None
 ) -> Case:
-    fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
+    # one cloning (the publisher's encoders) serves both the oracle and the bundle
     voice = clone_voice(model, ref_wav) if ref_wav is not None else Voice.from_conditionals(model)
+    fx = record(model, text, seed=seed, max_new_tokens=steps, voice=voice)
     ids = fx.inputs["text_tokens"].reshape(-1).astype(np.int32)
     return Case(name, fx, voice, TextChunk(fx.inputs["text"], ids))
 
@@ -172,13 +179,13 @@ def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
 
     def encoder_mu():
         tokens = it["flow_tokens"].reshape(-1)
-        table = cb.session.manifest.graphs["flow_encoder"]["meta"]["buckets"]
         n = tokens.size
-        size = min(b["N"] for b in table if b["N"] >= n)
+        table = BucketTable(cb.session.manifest.graphs[ENCODER_GRAPH]["meta"]["buckets"])
+        bucket = table.select(N=n)
         out = cb.session.run(
-            "flow_encoder",
-            f"encode_N{size}",
-            {"tokens": pad_to(tokens.astype(np.int32), size)[None], "length": np.array([n])},
+            ENCODER_GRAPH,
+            function_name(ENCODER_FUNCTION, bucket),
+            {"tokens": pad_to(tokens.astype(np.int32), bucket["N"])[None], "length": np.array([n])},
         )
         ref = it["mu"]
         return ref, out["mu"][:, :, : ref.shape[-1]]
@@ -296,6 +303,8 @@ def gate_bundles(args, folder: Path, model, sizes: ChatterboxConfig) -> tuple[Pa
 def run_gate(args: argparse.Namespace, folder: Path) -> int:
     from gates.report import emit
 
+    from .cli import ensure_bundle
+
     config: ChatterboxConfig = by_name(args.config)
     model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]
@@ -316,7 +325,17 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
     small = ChatterboxConfig.from_json(
         {**sizes.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
     )
-    fp16 = _fp16_estimator_bundle(args, folder, model, small, Path(f"{bundle}-est-fp16"))
+    # the estimator alone, fp16, at the smallest frame bucket (fp16 is emulated slowly here)
+    fp16 = ensure_bundle(
+        args,
+        folder,
+        dtype="fp32",
+        path=Path(f"{bundle}-est-fp16"),
+        graphs=("flow_estimator",),
+        precisions={"flow_estimator": "fp16"},
+        model=model,
+        config=small,
+    )
     default = cases[0]
     # The side bundles run first, each in its own child process closed before the next
     # opens: a published int8 T3 holds ~6 GB in its worker, dequantised.
@@ -352,41 +371,13 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
     return 0 if report.passed else 1
 
 
-def _fp16_estimator_bundle(args, folder, model, config, path: Path) -> Path:
-    """The estimator alone, fp16, at the smallest frame bucket (fp16 is emulated slowly here)."""
-    from conversion.core.bundle import load_manifest
-    from conversion.core.errors import BundleIntegrityError, BundleNotFoundError
-
-    from .export import export_bundle
-    from .snapshot import snapshot_sha256
-
-    sha = snapshot_sha256(folder)
-    try:
-        m = load_manifest(path)
-        if m.weights_sha256 == sha and m.config.get("config") == config.to_json():
-            return path
-    except (BundleNotFoundError, BundleIntegrityError):
-        pass
-    return export_bundle(
-        model,
-        config,
-        path,
-        "fp32",
-        overwrite=True,
-        weights_sha256=sha,
-        graphs=("flow_estimator",),
-        precisions={"flow_estimator": "fp16"},
-    )
-
-
 def _estimator_worst_cosine(cb: ChatterboxBundle, it: dict, steps) -> float:
     """The bundle's estimator on the oracle's inputs at Euler `steps`: the worst cosine."""
     total = it["cfm_x"].shape[-1]
-    sizes = [b["F"] for b in cb.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"]]
-    if total > max(sizes):
-        raise ValueError(f"{total} frames exceed the largest estimator bucket {max(sizes)}")
-    size = min(s for s in sizes if s >= total)
-    fn = function_name(ESTIMATOR_FUNCTION, Bucket({"F": size}))
+    table = BucketTable(cb.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"])
+    bucket = table.select(F=total)  # BucketOverflowError names the sizes
+    size = bucket["F"]
+    fn = function_name(ESTIMATOR_FUNCTION, bucket)
     mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
     worst = 1.0
     for k in steps:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from pathlib import Path
 
-from conversion.core.bundle import file_sha256
 from conversion.core.errors import WeightsError
-from conversion.core.weights_folder import folder_problem
+from conversion.core.weights_folder import files_sha256, folder_problem
 
 from . import weights
 from .config import ChatterboxConfig
@@ -57,9 +55,4 @@ def is_random(folder: Path) -> bool:
 
 def snapshot_sha256(folder: Path) -> str:
     """One hash over the checkpoint files' contents (what a bundle was exported from)."""
-    h = hashlib.sha256()
-    for name in (*weights.REQUIRED, weights.CONDS):
-        path = Path(folder) / name
-        if path.exists():
-            h.update(f"{name}:{file_sha256(path)}\n".encode())
-    return h.hexdigest()
+    return files_sha256(folder, [*weights.REQUIRED, weights.CONDS])
