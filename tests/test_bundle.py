@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.core import selftest_graphs as sg
+from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter, load_manifest
 from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
 from conversion.core.export import FunctionSpec, GraphSpec

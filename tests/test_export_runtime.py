@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.core import selftest_graphs as sg
+from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, UserError
 from conversion.core.export import FunctionSpec, GraphSpec

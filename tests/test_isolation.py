@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conversion.core import selftest_graphs as sg
+from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, RuntimeCrash
 from conversion.core.runtime import IsolatedSession

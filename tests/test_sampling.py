@@ -7,6 +7,7 @@ draw itself is checked statistically (frequencies vs softmax) and on hand-comput
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from pathlib import Path
 
@@ -15,10 +16,15 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
+import conversion.core.sampling as core_sampling
+from conversion.audio8_tts.sampling import AUDIO8_ORDER
+from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.sampling import (
     DEFAULT_CANDIDATES,
+    HF_ORDER,
     GumbelSampler,
     SamplingConfig,
+    SamplingOrder,
     apply_repetition_penalty,
     cfg_combine,
     process_logits,
@@ -39,7 +45,7 @@ CONFIGS: dict[str, tuple[SamplingConfig, float]] = {
             min_p=0.05,
             top_p=0.95,
             cfg_weight=0.5,
-            order="chatterbox",
+            order=CHATTERBOX_ORDER,
         ),
         3.0,
     ),
@@ -49,7 +55,7 @@ CONFIGS: dict[str, tuple[SamplingConfig, float]] = {
         ),
         3.0,
     ),
-    "audio8": (SamplingConfig(temperature=0.7, top_k=50, top_p=0.8, order="audio8"), 3.0),
+    "audio8": (SamplingConfig(temperature=0.7, top_k=50, top_p=0.8, order=AUDIO8_ORDER), 3.0),
     "topk50_topp08": (SamplingConfig(top_k=50, top_p=0.8), 3.0),
     "plain": (SamplingConfig(), 3.0),
     "wide_top_p_cfg": (SamplingConfig(top_p=0.95, cfg_weight=0.5), 1.0),
@@ -117,6 +123,61 @@ def test_host_and_eager_graph_draw_the_same_tokens(name: str) -> None:
         for i in range(10)
     ]
     assert one_by_one == host[:10].tolist()
+
+
+# Every combination of the order's knobs, on configs where each knob can change the kept set.
+KNOBS = [f.name for f in dataclasses.fields(SamplingOrder)]
+ALL_ORDERS = [
+    SamplingOrder(**dict(zip(KNOBS, v, strict=True)))
+    for v in itertools.product((False, True), repeat=len(KNOBS))
+]
+KNOB_CONFIGS = {
+    "topk_topp_minp": dict(temperature=0.7, top_k=50, top_p=0.8, min_p=0.05),
+    "topp_minp": dict(temperature=1.3, top_p=0.9, min_p=0.02),
+}
+
+
+@pytest.mark.parametrize("base", list(KNOB_CONFIGS))
+@pytest.mark.parametrize(
+    "order", ALL_ORDERS, ids=lambda o: "".join("1" if getattr(o, k) else "0" for k in KNOBS)
+)
+def test_host_and_eager_graph_agree_for_every_order(order: SamplingOrder, base: str) -> None:
+    """The knobs are independent: host and graph agree on any combination, not only on the
+    orders models use today."""
+    cfg = SamplingConfig(**KNOB_CONFIGS[base], order=order)
+    case = _case("topk50_topp08", seed=2)  # scale 3: every filter bites
+    sampler = GumbelSampler(V, cfg, candidates=DEFAULT_CANDIDATES)
+    inputs = _graph_inputs(sampler, case, slice(None))
+    with torch.no_grad():
+        graph = sampler(*(torch.from_numpy(v) for v in inputs.values())).numpy()
+    assert (graph == _host_draws(cfg, case)).all()
+
+
+def test_orders() -> None:
+    assert SamplingConfig().order is HF_ORDER == SamplingOrder()
+    assert CHATTERBOX_ORDER == SamplingOrder(min_p_before_top_p=True)
+    assert AUDIO8_ORDER == SamplingOrder(
+        filter_on_raw_scores=True, top_p_over_whole_vocab=True, top_p_drops_crossing_token=True
+    )
+    # Each knob changes some kept set on the filter-checking cases (no knob is dead).
+    case = _case("topk50_topp08")
+    for knob in KNOBS:
+        for base in KNOB_CONFIGS.values():
+            on = SamplingConfig(**base, order=SamplingOrder(**{knob: True}))
+            off = SamplingConfig(**base)
+            kept_on = np.isfinite(process_logits(case["logits"], on))
+            kept_off = np.isfinite(process_logits(case["logits"], off))
+            if (kept_on != kept_off).any():
+                break
+        else:
+            pytest.fail(f"{knob} changes nothing")
+
+
+def test_core_names_no_model() -> None:
+    """Core's sampler takes a model's order; the orders live in the models' folders."""
+    source = Path(core_sampling.__file__).read_text().lower()
+    assert "chatterbox" not in source
+    assert "audio8" not in source
 
 
 def test_configs_exercise_the_filters() -> None:
@@ -227,11 +288,11 @@ def _kept(probs, cfg: SamplingConfig) -> list[int]:
 
 def test_top_p_keeps_the_best_token_and_the_crossing_token() -> None:
     assert _kept([0.9, 0.05, 0.05], SamplingConfig(top_p=0.5)) == [0]
-    assert _kept([0.9, 0.05, 0.05], SamplingConfig(top_p=0.5, order="audio8")) == [0]
+    assert _kept([0.9, 0.05, 0.05], SamplingConfig(top_p=0.5, order=AUDIO8_ORDER)) == [0]
     # "hf": keep while the mass before a token is < top_p (0.5 < 0.7 keeps the 0.3).
     assert _kept([0.15, 0.5, 0.05, 0.3], SamplingConfig(top_p=0.7)) == [1, 3]
     # Audio8's legacy rule drops the token whose inclusive cumulative sum passes top_p.
-    assert _kept([0.15, 0.5, 0.05, 0.3], SamplingConfig(top_p=0.7, order="audio8")) == [1]
+    assert _kept([0.15, 0.5, 0.05, 0.3], SamplingConfig(top_p=0.7, order=AUDIO8_ORDER)) == [1]
 
 
 def test_min_p_on_the_temperature_scaled_distribution() -> None:
@@ -247,7 +308,7 @@ def test_chatterbox_order_applies_top_p_after_min_p() -> None:
     # hf: top-p on the full distribution keeps 0,1,2 (mass before 0.2 is 0.7 < 0.75).
     assert _kept(probs, SamplingConfig(**both)) == [0, 1, 2]
     # chatterbox: min-p keeps 0,1,2, renormalised 0.444, 0.333, 0.222 -> 0.778 >= 0.75 cuts 2.
-    assert _kept(probs, SamplingConfig(**both, order="chatterbox")) == [0, 1]
+    assert _kept(probs, SamplingConfig(**both, order=CHATTERBOX_ORDER)) == [0, 1]
 
 
 def test_top_k_and_the_candidate_bound() -> None:

@@ -6,38 +6,33 @@ window ms, time to first audio, RTF, the reference's eager ms per frame, peak RS
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import time
 from pathlib import Path
 
-import torch
+from conversion.core.threads import EAGER_THREADS
 
 from . import reference as R
-from . import snapshot
-from .config import by_name
 from .gate import GATE_FRAMES, GATE_TEXT
+from .weights import Loaded
 
 
-def run_bench(args: argparse.Namespace, folder: Path) -> int:
-    from conversion.core.cli import write_json
+def run_bench(loaded: Loaded, bundle: Path, seed: int, json_path: Path | None = None) -> int:
+    """One utterance through the reference (eager) and `bundle` (streamed); figures."""
+    from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
-    from .cli import ensure_bundle
     from .pipeline import Audio8Bundle
 
-    torch.set_num_threads(1)
-    config = by_name(args.config)
-    loaded = snapshot.load(folder, config)
-    bundle = ensure_bundle(args, folder, dtype="fp32", loaded=loaded)
+    config = loaded.config
     frames = GATE_FRAMES[config.name]
     with Audio8Bundle(bundle) as ab:
         prompt = ab.prompt(GATE_TEXT, None, frames)
         t = time.perf_counter()
-        ref = R.generate(loaded.lm, prompt, frames, R.seeded_uniforms(args.seed, config))
+        ref = R.generate(loaded.lm, prompt, frames, R.seeded_uniforms(seed, config))
         eager_s = time.perf_counter() - t
-        result = ab.speak(GATE_TEXT, seed=args.seed, max_frames=frames, stream=True)
+        result = ab.speak(GATE_TEXT, seed=seed, max_frames=frames, stream=True)
         ms = ab.session.function_ms
     n_frames = sum(p.frames.codes.shape[1] + p.frames.finished for p in result.pieces)
     audio_s = result.audio.size / ab.codec_config.sample_rate
@@ -57,8 +52,8 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
         "coreai_bundle_rtf": round(result.seconds / max(audio_s, 1e-9), 3),
         "reference_eager_ms_per_frame": round(eager_s * 1e3 / max(len(ref.frames), 1), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "threads": 1,
+        "threads": EAGER_THREADS,
     }
     print(bench_table_markdown(figures))
-    write_json(args.json_path, figures)
+    write_json(json_path, figures)
     return 0

@@ -1,68 +1,48 @@
-"""`voxport export|gate|speak|bench audio8_tts`."""
+"""`voxport export|gate|speak|bench audio8_tts`: the flags Audio8 adds, and each verb's
+arguments turned into explicit calls on the port, the pipeline, the gate and the bench."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from pathlib import Path
 
-from conversion.core.bundle import load_manifest
-from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
+from conversion.core.errors import UserError
 from conversion.core.progress import console, progress_steps
 
-from . import snapshot
-from .config import by_name
-from .export import export_bundle, graph_precisions
+from .port import PORT
 
+VERBS = ("export", "speak", "gate", "bench")
 FRAME_REPORT_EVERY = 50  # frames (2.3 s of audio)
 
 
-def _config(args: argparse.Namespace):
-    return by_name(args.config)
+def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
+    if verb == "speak":
+        parser.add_argument("--ref", default=None, metavar="WAV", help="reference voice (cloning)")
+        parser.add_argument("--ref-text", default=None, help="the reference clip's transcript")
+        parser.add_argument(
+            "--stream", action="store_true", help="decode and write audio as frames arrive"
+        )
 
 
-def resolve_weights(args: argparse.Namespace) -> Path:
-    return snapshot.resolve(args.weights, _config(args), args.seed)
+def _loaded(args: argparse.Namespace):
+    """The snapshot in memory and its bundle (reused when current, else exported)."""
+    from . import weights
 
-
-def default_bundle(args: argparse.Namespace, dtype: str | None = None) -> Path:
-    suffix = "-reduced" if args.config == "reduced" else ""
-    return Path("bundles") / f"audio8_tts-{dtype or getattr(args, 'dtype', 'fp32')}{suffix}"
-
-
-def ensure_bundle(args, folder: Path, dtype: str | None = None, loaded=None) -> Path:
-    """The bundle for these weights and dtype: reused when its manifest matches."""
-    dtype = dtype or getattr(args, "dtype", "fp32")
-    path = Path(args.bundle) if getattr(args, "bundle", None) else default_bundle(args, dtype)
-    sha = snapshot.snapshot_sha256(folder)
-    try:
-        m = load_manifest(path)
-        if (
-            m.weights_sha256 == sha
-            and m.config.get("graphs") == graph_precisions(dtype)
-            and m.config.get("config", {}).get("name") == args.config
-        ):
-            return path
-        print(f"audio8_tts: {path} is from other weights/dtype: re-exporting", file=sys.stderr)
-    except (BundleNotFoundError, BundleIntegrityError):
-        pass
-    loaded = loaded or snapshot.load(folder, _config(args))
-    export_bundle(loaded, path, dtype, overwrite=True, weights_sha256=sha)
-    return path
+    config = PORT.config(args.config)
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
+    loaded = weights.load(folder, config)
+    bundle = PORT.ensure_bundle(
+        folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
+    )
+    return loaded, bundle
 
 
 def export(args: argparse.Namespace) -> int:
-    folder = resolve_weights(args)
+    config = PORT.config(args.config)
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
     start = time.perf_counter()
-    loaded = snapshot.load(folder, _config(args))
-    export_bundle(
-        loaded,
-        args.output_dir,
-        args.dtype,
-        overwrite=args.overwrite,
-        weights_sha256=snapshot.snapshot_sha256(folder),
-    )
+    PORT.export(folder, config, args.output_dir, args.dtype, args.overwrite)
     print(f"wrote {args.output_dir} ({time.perf_counter() - start:.0f} s)")
     return 0
 
@@ -78,16 +58,16 @@ def speak(args: argparse.Namespace) -> int:
     if not args.text or not args.text.strip():
         raise UserError("audio8_tts: the text to speak is empty")
     target = writable_file(args.output)
-    config = _config(args)
+    config = PORT.config(args.config)
     if args.ref:
-        if not getattr(args, "ref_text", None):
+        if not args.ref_text:
             raise UserError(
                 "audio8_tts: --ref needs --ref-text (the clip's transcript; the publisher's "
                 "prompt carries it)"
             )
         load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
-    folder = resolve_weights(args)
-    bundle = ensure_bundle(args, folder)
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
+    bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
     tmp = target.with_name(f".{target.name}.partial")
     with Audio8Bundle(bundle) as ab:
         voice = register(ab.session, args.ref, args.ref_text, ab.codec_config) if args.ref else None
@@ -126,23 +106,27 @@ def speak(args: argparse.Namespace) -> int:
         f"{sum(p.frames.codes.shape[1] for p in result.pieces)} frames, {clamped} codec "
         "draw(s) clamped"
     )
-    if snapshot.is_random(folder):
+    if PORT.is_random(folder):
         print("note: random weights: this audio is noise, not speech", file=sys.stderr)
     return 0
 
 
 def gate(args: argparse.Namespace) -> int:
-    folder = resolve_weights(args)
     from .gate import run_gate
 
-    return run_gate(args, folder)
+    loaded, bundle = _loaded(args)
+    return run_gate(
+        loaded,
+        bundle,
+        args.seed,
+        stop_on_fail=args.stop_on_fail,
+        json_path=args.json_path,
+        markdown=args.markdown,
+    )
 
 
 def bench(args: argparse.Namespace) -> int:
-    folder = resolve_weights(args)
     from .bench import run_bench
 
-    return run_bench(args, folder)
-
-
-__all__ = ["bench", "export", "gate", "speak"]
+    loaded, bundle = _loaded(args)
+    return run_bench(loaded, bundle, args.seed, args.json_path)

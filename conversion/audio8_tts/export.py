@@ -19,13 +19,14 @@ from pathlib import Path
 import torch
 
 from conversion.core.bundle import BundleWriter
+from conversion.core.export import AssetInfo
 from conversion.core.precision import Precision
 from conversion.core.progress import progress_steps
 
-from .graphs_ar import ar_graph_spec
-from .graphs_codec import codec_graph_spec, encoder_graph_spec
-from .snapshot import Loaded
+from .ar.graphs import ar_graph_spec
+from .codec.graphs import codec_graph_spec, encoder_graph_spec
 from .tokenizer import TOKENIZER_FILE
+from .weights import Loaded
 
 GRAPHS = ("ar", "codec", "encoder")
 CONFIG_FILE = "audio8_config.json"
@@ -47,8 +48,11 @@ def export_bundle(
     weights_sha256: str | None = None,
     graphs=GRAPHS,
     progress: bool = True,
+    key: dict | None = None,
+    info: AssetInfo | None = None,
+    precisions: dict[str, str] | None = None,
 ) -> Path:
-    per_graph = graph_precisions(dtype)
+    per_graph = {**graph_precisions(dtype), **(precisions or {})}
     builders = {
         "ar": lambda: ar_graph_spec(loaded.lm),
         "codec": lambda: codec_graph_spec(loaded.codec),
@@ -71,6 +75,8 @@ def export_bundle(
             overwrite=overwrite,
             weights_sha256=weights_sha256,
             config=config,
+            key=key,
+            info=info,
         ) as bundle,
         torch.no_grad(),
     ):

@@ -16,29 +16,32 @@ comparing reference and publisher belongs to a snapshot that does). Rungs (gate_
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from gates.ladder import run_ladder
 
 from . import gate_rungs as GR
-from . import snapshot
-from .config import by_name
+from .weights import Loaded
 
 GATE_TEXT = "Hello from voxport."
 GATE_FRAMES = {"reduced": 12, "published": 24}
 
 
-def run_gate(args: argparse.Namespace, folder: Path) -> int:
+def run_gate(
+    loaded: Loaded,
+    bundle: Path,
+    seed: int,
+    stop_on_fail: bool = False,
+    json_path: Path | None = None,
+    markdown: Path | None = None,
+) -> int:
+    """The reference and the bundle on the gate's utterance: the ladder, the precision table."""
     from gates.report import emit
 
-    from .cli import ensure_bundle
     from .pipeline import Audio8Bundle
 
-    config = by_name(args.config)
-    loaded = snapshot.load(folder, config)
-    bundle = ensure_bundle(args, folder, dtype="fp32", loaded=loaded)
+    config = loaded.config
     frames = GATE_FRAMES[config.name]
     with Audio8Bundle(bundle, isolate=True) as ab:
         prompt = ab.prompt(GATE_TEXT, None, frames)
@@ -46,21 +49,21 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",
             file=sys.stderr,
         )
-        ref = GR.reference_run(loaded.lm, prompt, frames, args.seed)
-        table = GR.precision_table(loaded.lm, prompt, config, frames, args.seed, ref=ref)
+        ref = GR.reference_run(loaded.lm, prompt, frames, seed)
+        table = GR.precision_table(loaded.lm, prompt, config, frames, seed, ref=ref)
         rungs = [
-            *GR.sampler_rungs(args.seed),
-            GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, args.seed, ref),
-            GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, args.seed, ref),
-            GR.codec_rung(ab.session, loaded.codec, loaded.codec_config, args.seed),
-            GR.stream_vs_whole_rung(ab.session, loaded.codec, loaded.codec_config, args.seed),
-            *GR.precision_rungs(loaded.lm, prompt, config, frames, args.seed, ref, table),
+            *GR.sampler_rungs(seed),
+            GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+            GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+            GR.codec_rung(ab.session, loaded.codec, loaded.codec_config, seed),
+            GR.stream_vs_whole_rung(ab.session, loaded.codec, loaded.codec_config, seed),
+            *GR.precision_rungs(loaded.lm, prompt, config, frames, seed, ref, table),
         ]
-        report = run_ladder("audio8_tts", rungs, stop_on_fail=args.stop_on_fail)
+        report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
     markdown_table = GR.format_table(table)
     print(f"precision table ({GR.TABLE_LABEL}):\n{markdown_table}")
-    emit(report, args.json_path, args.markdown)
-    if args.markdown:
-        with open(args.markdown, "a") as f:
+    emit(report, json_path, markdown)
+    if markdown:
+        with open(markdown, "a") as f:
             f.write(f"\nPrecision per AR ({GR.TABLE_LABEL}):\n\n{markdown_table}")
     return 0 if report.passed else 1

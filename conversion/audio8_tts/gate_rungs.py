@@ -2,9 +2,9 @@
 
 Each builder returns `Rung`s whose compute runs lazily inside `gates.ladder.run_ladder`:
 
-1. `sampler_rungs`: the graph's sampler (`graphs_ar.draw_tokens`) exported alone into a
+1. `sampler_rungs`: the graph's sampler (`ar.graphs.draw_tokens`) exported alone into a
    temp bundle (functions `draw_20` / `draw_1000`, cached per process) vs the NumPy sampler
-   (`conversion.core.sampling.sample`, order "audio8", top-k 50, top-p 0.9, T 0.7) on random
+   (`conversion.core.sampling.sample`, `AUDIO8_ORDER`, top-k 50, top-p 0.9, T 0.7) on random
    [N, 4097] logits with the same uniforms: 20/20, then 1,000/1,000;
 2. `teacher_forced_rung`: `reference.generate` free (seeded uniforms) gives the reference's
    columns and draws; the bundle's `ar` graph is teacher-forced on those columns with the same
@@ -42,15 +42,17 @@ import numpy as np
 import torch
 from torch import nn
 
+from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.core.sampling import U_MAX, U_MIN, SamplingConfig, sample
 from gates.ladder import Measured, Rung
 
-from . import host_codec, host_frames
 from . import reference as R
-from .codec import Codec, CodecConfig
+from .ar import host as host_frames
+from .ar.graphs import draw_tokens
+from .codec import host as host_codec
+from .codec.graphs import CODEC_GRAPH, FUNCTION
+from .codec.model import Codec, CodecConfig
 from .config import Audio8Config
-from .graphs_ar import draw_tokens
-from .graphs_codec import CODEC_GRAPH, FUNCTION
 
 # -- thresholds ---------------------------------------------------------------------------------
 SAMPLER_SIZES = (20, 1000)  # sampler rungs: all N draws equal
@@ -270,7 +272,9 @@ def _sampler_case(n: int, seed: int, width: int = SAMPLER_WIDTH):
 
 def sampler_rungs(seed: int = 0, isolate: bool = True) -> list[Rung]:
     """The in-graph sampler through the runtime vs the NumPy sampler: 20/20, then 1000/1000."""
-    cfg = SamplingConfig(temperature=R.TEMPERATURE, top_k=R.TOP_K, top_p=R.TOP_P, order="audio8")
+    cfg = SamplingConfig(
+        temperature=R.TEMPERATURE, top_k=R.TOP_K, top_p=R.TOP_P, order=AUDIO8_ORDER
+    )
     memo: dict[int, np.ndarray] = {}
     cases = {n: _sampler_case(n, seed) for n in SAMPLER_SIZES}
 

@@ -20,8 +20,9 @@ import numpy as np
 from conversion.core.errors import UserError
 from conversion.core.loaded_bundle import LoadedBundle
 
-from . import host_codec, host_frames
-from .codec import CodecConfig
+from .ar import host as host_frames
+from .codec import host as host_codec
+from .codec.model import CodecConfig
 from .config import GENERATION, Audio8Config
 from .export import GRAPHS
 from .prompt import build_prompt, split_text

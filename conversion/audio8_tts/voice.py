@@ -19,7 +19,7 @@ import numpy as np
 
 from conversion.core.errors import UserError
 
-from .graphs_codec import ENCODER_GRAPH, FUNCTION
+from .codec.graphs import ENCODER_GRAPH, FUNCTION
 
 MIN_SECONDS, MAX_SECONDS = 0.5, 30.0
 SILENCE_PEAK = 1e-4
@@ -92,7 +92,7 @@ def load_reference(path: Path | str, sample_rate: int) -> np.ndarray:
 
 def register(session, path: Path | str, text: str, codec_config) -> Voice:
     """Encode the clip through the bundle's encoder graph (one call)."""
-    from .host_codec import encode_reference
+    from .codec.host import encode_reference
 
     if not text or not text.strip():
         raise UserError(

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -45,8 +46,10 @@ import torch
 from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import write_folder_atomically
 
+from .codec import model as codec_mod
 from .config import Audio8Config
-from .tokenizer import TOKENIZER_FILE, write_tokenizer
+from .reference import Audio8LM
+from .tokenizer import TOKENIZER_FILE, check_tokenizer, load_tokenizer, write_tokenizer
 
 CONFIG_FILE = "config.json"
 LM_FILE = "model.safetensors"
@@ -397,3 +400,33 @@ def random_snapshot(
 
     print(f"audio8_tts: writing seeded random weights ({config.name}) to {dest}", file=sys.stderr)
     return write_folder_atomically(Path(dest), fill)
+
+
+@dataclass
+class Loaded:
+    """A snapshot in memory: the reference LM, the codec and the tokenizer."""
+
+    folder: Path
+    config: Audio8Config
+    lm: Audio8LM
+    codec: codec_mod.Codec
+    codec_config: codec_mod.CodecConfig
+    tokenizer: object
+
+
+def load(folder: Path, config: Audio8Config) -> Loaded:
+    """The reference LM, the codec and the tokenizer from a snapshot, checked against `config`."""
+    check_layout(folder)
+    found = read_config(folder)
+    if found.name != config.name:
+        raise WeightsError(
+            f"audio8_tts weights in {folder} are the {found.name} configuration, but --config "
+            f"{config.name} was asked for: pass --config {found.name}"
+        )
+    lm = Audio8LM(found).eval()
+    lm.load_state_dict(load_lm_state(folder, found))
+    codec_cfg = codec_mod.CONFIGS[found.name]
+    codec = codec_mod.load_codec(folder / found.codec_filename, codec_cfg).eval()
+    tok = load_tokenizer(folder)
+    check_tokenizer(tok, found, str(folder / TOKENIZER_FILE))
+    return Loaded(folder, found, lm, codec, codec_cfg, tok)

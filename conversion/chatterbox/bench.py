@@ -8,7 +8,6 @@ token, so T3 runs to the token budget (the same count for every engine).
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import time
@@ -16,11 +15,12 @@ from pathlib import Path
 
 import torch
 
+from conversion.core.port import BundleSource
 from conversion.core.progress import progress_steps
+from conversion.core.threads import EAGER_THREADS
 
-from . import weights
-from .config import SAMPLE_RATE, by_name
-from .gate import GATE_TEXT, GATE_TOKENS, gate_bundles, gate_config
+from .config import SAMPLE_RATE, ChatterboxConfig
+from .gate import GATE_TEXT, GATE_TOKENS, gate_bundles
 from .oracle import record
 from .pipeline import ChatterboxBundle, SpeakOptions
 
@@ -76,27 +76,32 @@ def _decode_ms(cb: ChatterboxBundle) -> float:
     return statistics.median(calls) if calls else float("nan")
 
 
-def run_bench(args: argparse.Namespace, folder: Path) -> int:
-    from conversion.core.cli import write_json
+def run_bench(
+    model,
+    config: ChatterboxConfig,
+    bundles: BundleSource,
+    seed: int,
+    repeats: int | None = None,
+    json_path: Path | None = None,
+) -> int:
+    """One utterance through the publisher's eager modules and the gate's bundles; figures."""
+    from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
-    torch.set_num_threads(1)  # the Linux runtime uses one core: compare like with like
-    config = by_name(args.config)
-    model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]
-    fp32, int8 = gate_bundles(args, folder, model, gate_config(config))  # the gate's, reused
+    fp32, int8 = gate_bundles(bundles, config)  # the gate's, reused
     options = SpeakOptions(max_new_tokens=steps)
     with progress_steps(4, "bench chatterbox") as bar:
         t = time.perf_counter()
-        fx = record(model, GATE_TEXT, seed=args.seed, max_new_tokens=steps)
+        fx = record(model, GATE_TEXT, seed=seed, max_new_tokens=steps)
         eager_total = time.perf_counter() - t
         bar.step("eager oracle")
-        eager = _eager_stages(model, fx, args.repeats or EAGER_REPEATS)
+        eager = _eager_stages(model, fx, repeats or EAGER_REPEATS)
         bar.step("eager stages")
         with ChatterboxBundle(fp32) as cb:
             chunk = cb.chunks(GATE_TEXT)[0]
             t = time.perf_counter()
-            r = cb.synthesize(chunk, cb.default_voice, options, seed=args.seed)
+            r = cb.synthesize(chunk, cb.default_voice, options, seed=seed)
             bundle_s = time.perf_counter() - t
             fn_ms = dict(cb.session.function_ms)
             decode_fp32 = _decode_ms(cb)
@@ -129,7 +134,7 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
         "eager_oracle_rtf": round(eager_total / max(audio_s, 1e-9), 3),
         **{k: round(v, 2) for k, v in eager.items()},
         "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "threads": 1,
+        "threads": EAGER_THREADS,
     }
     figures["estimator_vs_eager"] = (
         round(figures["estimator_ms_per_call"] / eager["eager_estimator_ms_per_call"], 1)
@@ -137,7 +142,7 @@ def run_bench(args: argparse.Namespace, folder: Path) -> int:
         else None
     )
     print(bench_table_markdown(figures))
-    write_json(args.json_path, figures)
+    write_json(json_path, figures)
     return 0
 
 

@@ -19,16 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conversion.core.bundle import BundleWriter
+from conversion.core.export import AssetInfo
 from conversion.core.precision import Precision
 from conversion.core.progress import progress_steps
 
 from .config import ChatterboxConfig
-from .graphs_flow import encoder_graph_spec, estimator_graph_spec
-from .graphs_hift import f0_graph_spec, trunk_graph_spec
-from .graphs_t3 import t3_graph_spec
-from .host_flow import flow_host_arrays
-from .host_hift import hift_host_arrays
-from .host_t3 import t3_host_arrays
+from .flow.graphs import encoder_graph_spec, estimator_graph_spec
+from .flow.host import flow_host_arrays
+from .hift.graphs import f0_graph_spec, trunk_graph_spec
+from .hift.host import hift_host_arrays
+from .t3.graphs import t3_graph_spec
+from .t3.host import t3_host_arrays
 from .voice import Voice
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ def export_bundle(
     graphs: Sequence[str] = GRAPHS,
     precisions: dict[str, str] | None = None,
     progress: bool = True,
+    key: dict | None = None,
+    info: AssetInfo | None = None,
 ) -> Path:
     """Export `graphs` of `model` into a bundle at `dest` (atomically).
 
@@ -95,6 +98,8 @@ def export_bundle(
             overwrite=overwrite,
             weights_sha256=weights_sha256,
             config=bundle_config,
+            key=key,
+            info=info,
         ) as bundle,
     ):
         for spec in specs:

@@ -18,7 +18,6 @@ The step-count table (10 vs 8/6/4 Euler steps) is measured on the bundle and pri
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -27,22 +26,23 @@ from pathlib import Path
 import numpy as np
 
 from conversion.core.buckets import BucketTable, length_mask, pad_to
+from conversion.core.port import BundleSource
 from conversion.core.sampling import sample
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
 from oracles import Fixture
 
 from . import weights
-from .config import ChatterboxConfig, by_name
-from .graphs_flow import (
+from .config import ChatterboxConfig
+from .flow.graphs import (
     ENCODER_FUNCTION,
     ENCODER_GRAPH,
     ESTIMATOR_FUNCTION,
     ESTIMATOR_GRAPH,
     function_name,
 )
-from .graphs_t3 import START_SPEECH
 from .oracle import record
 from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
+from .t3.graphs import START_SPEECH
 from .text import TextChunk
 from .voice import Voice, clone_voice
 
@@ -211,7 +211,7 @@ def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
 
 
 def hift_rung(cb: ChatterboxBundle, case: Case) -> Rung:
-    from .host_hift import draws_from_recording
+    from .hift.host import draws_from_recording
 
     fx = case.fixture
 
@@ -223,7 +223,7 @@ def hift_rung(cb: ChatterboxBundle, case: Case) -> Rung:
 
 
 def e2e_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
-    from .host_hift import draws_from_recording
+    from .hift.host import draws_from_recording
 
     fx = case.fixture
     memo = {}
@@ -283,42 +283,40 @@ def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> l
     return rows
 
 
-def gate_bundles(args, folder: Path, model, sizes: ChatterboxConfig) -> tuple[Path, Path]:
-    """The fp32 bundle and its int8-T3 sibling (T3 only), exported when missing or stale."""
-    from .cli import ensure_bundle
-
-    fp32 = ensure_bundle(args, folder, dtype="fp32", model=model, config=sizes)
-    int8 = ensure_bundle(
-        args,
-        folder,
-        dtype="int8",
-        path=Path(f"{fp32}-t3int8"),
-        graphs=("t3",),
-        model=model,
-        config=sizes,
-    )
+def gate_bundles(bundles: BundleSource, config: ChatterboxConfig) -> tuple[Path, Path]:
+    """The fp32 bundle at the gate's sizes and its int8-T3 sibling (T3 only)."""
+    sizes = gate_config(config)
+    # the published gate's bucket subset is a bundle of its own: speak's stays whole
+    variant = None if sizes == config else "gate"
+    fp32 = bundles.get(sizes, "fp32", variant=variant)
+    int8 = bundles.get(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
     return fp32, int8
 
 
-def run_gate(args: argparse.Namespace, folder: Path) -> int:
+def run_gate(
+    model,
+    config: ChatterboxConfig,
+    bundles: BundleSource,
+    seed: int,
+    stop_on_fail: bool = False,
+    json_path: Path | None = None,
+    markdown: Path | None = None,
+) -> int:
+    """The oracle on the gate's utterance (default and cloned voice), then the ladder."""
     from gates.report import emit
 
-    from .cli import ensure_bundle
-
-    config: ChatterboxConfig = by_name(args.config)
-    model = weights.load_model(folder, config)
     steps = GATE_TOKENS[config.name]
     print(f"chatterbox gate: oracle on {GATE_TEXT!r}, {steps} T3 steps", file=sys.stderr)
-    cases = [make_case(model, "default", GATE_TEXT, steps, args.seed)]
+    cases = [make_case(model, "default", GATE_TEXT, steps, seed)]
     with tempfile.TemporaryDirectory(prefix="voxport-cbx-ref-") as tmp:
         import soundfile as sf
 
         ref = Path(tmp) / "reference.wav"
-        sf.write(ref, weights.synthetic_reference(REF_SECONDS, args.seed + 7), 16_000)
-        cases.append(make_case(model, "cloned", GATE_TEXT, steps, args.seed, ref))
+        sf.write(ref, weights.synthetic_reference(REF_SECONDS, seed + 7), 16_000)
+        cases.append(make_case(model, "cloned", GATE_TEXT, steps, seed, ref))
 
     sizes = gate_config(config)
-    bundle, int8 = gate_bundles(args, folder, model, sizes)
+    bundle, int8 = gate_bundles(bundles, config)
     # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
     # runtime emulates fp16 matmuls ~150x slower than fp32
     frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
@@ -326,15 +324,12 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
         {**sizes.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
     )
     # the estimator alone, fp16, at the smallest frame bucket (fp16 is emulated slowly here)
-    fp16 = ensure_bundle(
-        args,
-        folder,
-        dtype="fp32",
-        path=Path(f"{bundle}-est-fp16"),
+    fp16 = bundles.get(
+        small,
+        "fp32",
         graphs=("flow_estimator",),
         precisions={"flow_estimator": "fp16"},
-        model=model,
-        config=small,
+        variant="gate-est-fp16",
     )
     default = cases[0]
     # The side bundles run first, each in its own child process closed before the next
@@ -355,16 +350,16 @@ def run_gate(args: argparse.Namespace, folder: Path) -> int:
             *e2e_rungs(cb, cases[1]),
             free_run_rung(cb, default),
         ]
-        main = run_ladder("chatterbox", rungs, stop_on_fail=args.stop_on_fail)
+        main = run_ladder("chatterbox", rungs, stop_on_fail=stop_on_fail)
         table = step_count_table(cb, default)
     report = LadderReport("chatterbox", [*main.rungs[:2], *side, *main.rungs[2:]])
     print(
         "CFM step count (bundle, same tokens and noise): "
         + ", ".join(f"{r['steps']} steps mel cos {r['mel_cos_vs_10']:.4f}" for r in table)
     )
-    emit(report, args.json_path, args.markdown)
-    if args.markdown:
-        with open(args.markdown, "a") as f:
+    emit(report, json_path, markdown)
+    if markdown:
+        with open(markdown, "a") as f:
             f.write("\n| Euler steps | mel cos vs 10 steps |\n|---:|---:|\n")
             for r in table:
                 f.write(f"| {r['steps']} | {r['mel_cos_vs_10']:.4f} |\n")

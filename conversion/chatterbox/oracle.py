@@ -15,10 +15,11 @@ watermarker. Hooks and two temporary patches record what the gates compare:
   `torch.Generator` seeded with `seed`, clipped to [U_MIN, U_MAX] as `conversion.core.sampling`
   clips it. The winner of an exponential race with rates `probs` is token i with probability
   probs[i], so this is exactly a sample from the publisher's distribution, with its randomness
-  recorded: `conversion.core.sampling.sample(cond_logits, u, SamplingConfig(order="chatterbox",
-  ...), previous_tokens=[6561, tokens so far], uncond_logits)` draws the same token (up to float
-  ties). With `forced_tokens` the patched draw returns the given tokens instead (teacher forcing:
-  the logits along that path) and the loop runs for exactly that many steps.
+  recorded: `conversion.core.sampling.sample(cond_logits, u, SamplingConfig(order=
+  CHATTERBOX_ORDER, ...), previous_tokens=[6561, tokens so far], uncond_logits)` (the order from
+  `conversion.chatterbox.sampling`) draws the same token (up to float ties). With `forced_tokens`
+  the patched draw returns the given tokens instead (teacher forcing: the logits along that path)
+  and the loop runs for exactly that many steps.
 - S3Gen: the flow's token ids (prompt + speech), the encoder output (before `encoder_proj`), what
   the CFM receives (`mu`, mask, projected speaker embedding, prompt-mel `cond`), the noise `z`,
   per Euler step the estimator's inputs and output for both CFG rows (`solve_euler` calls

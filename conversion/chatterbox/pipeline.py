@@ -20,14 +20,17 @@ from typing import Any
 
 import numpy as np
 
+from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.errors import UserError
 from conversion.core.loaded_bundle import LoadedBundle
 from conversion.core.sampling import SamplingConfig
 
-from . import host_flow, host_hift, host_t3
 from .config import SAMPLE_RATE, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
-from .graphs_t3 import START_SPEECH, T3_VOCAB
+from .flow import host as host_flow
+from .hift import host as host_hift
+from .t3 import host as host_t3
+from .t3.graphs import START_SPEECH, T3_VOCAB
 from .text import TextChunk, TextTokenizer
 from .voice import Voice
 
@@ -54,7 +57,7 @@ class SpeakOptions:
             min_p=self.min_p,
             repetition_penalty=self.repetition_penalty,
             cfg_weight=self.cfg_weight,
-            order="chatterbox",
+            order=CHATTERBOX_ORDER,
         )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .export import ExportedGraph, GraphSpec, export_graph
+from .export import AssetInfo, ExportedGraph, GraphSpec, export_graph
 from .paths import ensure_writable_folder
 from .precision import Precision
 from .versions import package_versions
@@ -63,6 +63,8 @@ class Manifest:
     created: str = ""
     packages: dict[str, str | None] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    # What the graphs were made from (conversion.core.port.BundleKey): the reuse test compares it.
+    key: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"format": FORMAT, **self.__dict__}
@@ -108,8 +110,12 @@ class BundleWriter:
         weights_sha256: str | None = None,
         config: dict | None = None,
         meta: dict | None = None,
+        key: dict | None = None,
+        info: AssetInfo | None = None,
     ) -> None:
         self.dest = Path(dest)
+        self.key = key or {}
+        self.info = info
         self.model = model
         self.precision = Precision.parse(precision)
         self.overwrite = overwrite
@@ -142,7 +148,9 @@ class BundleWriter:
     ) -> ExportedGraph:
         precision = Precision.parse(precision or self.precision)
         asset = f"{spec.name}.aimodel"
-        exported = export_graph(spec, self.staging / asset, precision, lint, on_function)
+        exported = export_graph(
+            spec, self.staging / asset, precision, lint, on_function, info=self.info
+        )
         self.graphs[spec.name] = {
             "asset": asset,
             "precision": precision.value,
@@ -182,6 +190,7 @@ class BundleWriter:
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             packages=versions,
             meta=self.meta,
+            key=self.key,
         )
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -1,21 +1,24 @@
 """`voxport`: doctor, export, gate, speak, bench.
 
 Every user mistake (unknown model, missing weights folder, unwritable output, bad input) is a
-one-line `voxport: error: ...` and exit code 2; a failed gate is exit code 1.
+one-line `voxport: error: ...` and exit code 2; a failed gate is exit code 1. The flags every
+model shares are defined here; a model adds its own through its CLI module's
+`add_arguments(verb, parser)`, so `voxport speak kokoro --help` lists Kokoro's.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from . import registry
 from .errors import UserError
 from .paths import writable_file
+from .port import DTYPES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MODEL_VERBS = registry.ALL_VERBS
 
 
 def _weights(value: str) -> str | Path:
@@ -27,22 +30,29 @@ def _weights(value: str) -> str | Path:
     return path
 
 
-def _add_common(p: argparse.ArgumentParser, weights: bool = True, json_out: bool = True) -> None:
+def _add_common(p: argparse.ArgumentParser, json_out: bool = True) -> None:
     p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
-    if weights:
-        p.add_argument(
-            "--weights",
-            default=None,
-            metavar="DIR|random",
-            help="a local checkpoint folder in the publisher's layout, or 'random'",
-        )
-        p.add_argument(
-            "--config",
-            choices=("published", "reduced"),
-            default="published",
-            help="model size: the published configuration or a reduced test one",
-        )
-    p.add_argument("--seed", type=int, default=0, help="seed for random weights and draws")
+    p.add_argument(
+        "--weights",
+        default=None,
+        metavar="DIR|random",
+        help="a local checkpoint folder in the publisher's layout, or 'random'",
+    )
+    p.add_argument(
+        "--config",
+        choices=("published", "reduced"),
+        default="published",
+        help="model size: the published configuration or a reduced test one",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for the draws (and random weights)")
+    p.add_argument(
+        "--weights-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed for --weights random (default: --seed)",
+    )
+    p.add_argument("--dtype", choices=DTYPES, default="fp32", help="the bundle's precision")
     if json_out:
         p.add_argument(
             "--json",
@@ -60,10 +70,23 @@ def _add_bundle(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="bundle folder to use (exported there first when missing or stale)",
     )
-    p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _model_in(argv: list[str]) -> str | None:
+    """The registered model a model verb's command line names (its first such word), if any."""
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in MODEL_VERBS:
+        return None
+    for word in words[1:]:
+        try:
+            return registry.resolve(word).name
+        except UserError:
+            continue
+    return None
+
+
+def build_parser(model: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `model`, each verb also takes that model's own flags."""
     parser = argparse.ArgumentParser(
         prog="voxport",
         description="Port open TTS models from PyTorch to Apple's Core AI, with parity gates.",
@@ -74,40 +97,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_path", default=None, metavar="PATH")
     p.add_argument("--no-selftest", action="store_true", help="only print versions")
 
-    p = sub.add_parser("export", help="export a model's graphs into a bundle")
+    verbs: dict[str, argparse.ArgumentParser] = {}
+    p = verbs["export"] = sub.add_parser("export", help="export a model's graphs into a bundle")
     _add_common(p, json_out=False)
-    p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32")
-    p.add_argument("--output-dir", default=None, help="bundle folder (default bundles/MODEL-DTYPE)")
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help="bundle folder (default bundles/MODEL-DTYPE[-CONFIG], where speak and gate look)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace an existing bundle")
 
-    p = sub.add_parser("gate", help="run a model's gate ladder against its oracle")
+    p = verbs["gate"] = sub.add_parser("gate", help="run a model's gate ladder against its oracle")
     _add_common(p)
     p.add_argument("--markdown", default=None, metavar="PATH", help="write the table as markdown")
     p.add_argument("--plot", default=None, metavar="PNG", help="waveforms + spectrogram diff")
     p.add_argument("--stop-on-fail", action="store_true")
     _add_bundle(p)
 
-    p = sub.add_parser("speak", help="synthesise TEXT to a wav through the exported graphs")
+    p = verbs["speak"] = sub.add_parser("speak", help="synthesise TEXT to a wav through a bundle")
     _add_common(p, json_out=False)
     p.add_argument("text")
     p.add_argument("-o", "--output", required=True, metavar="OUT.wav")
-    p.add_argument("--voice", default=None)
-    p.add_argument("--speed", type=float, default=1.0)
-    p.add_argument("--ref", default=None, metavar="WAV", help="reference voice (cloning)")
-    p.add_argument(
-        "--exaggeration", type=float, default=0.5, help="emotion exaggeration (chatterbox)"
-    )
-    p.add_argument("--cfg", type=float, default=0.5, help="CFG weight (chatterbox)")
-    p.add_argument("--ref-text", default=None, help="the reference clip's transcript (audio8)")
-    p.add_argument(
-        "--stream", action="store_true", help="decode and write audio as frames arrive (audio8)"
-    )
     _add_bundle(p)
 
-    p = sub.add_parser("bench", help="measure speed and memory; figures as a flat JSON object")
+    p = verbs["bench"] = sub.add_parser("bench", help="measure speed and memory (flat JSON)")
     _add_common(p)
     p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
     _add_bundle(p)
+
+    if model is not None:
+        commands = registry.commands(model)
+        for name, vp in verbs.items():
+            commands.add_arguments(name, vp)
     return parser
 
 
@@ -116,29 +137,35 @@ def _validate(args: argparse.Namespace) -> None:
         args.model = registry.resolve(args.model).name
     if getattr(args, "weights", None) is not None:
         args.weights = _weights(args.weights)
+    if getattr(args, "seed", None) is not None and getattr(args, "weights_seed", 0) is None:
+        args.weights_seed = args.seed
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))
     if args.verb == "speak" and not args.text.strip():
         raise UserError("TEXT is empty: give something to say")
-    if getattr(args, "output_dir", None) is None and args.verb == "export":
-        args.output_dir = Path("bundles") / f"{args.model}-{args.dtype}"
-    if getattr(args, "output_dir", None) is not None:
-        args.output_dir = Path(args.output_dir)
+    if args.verb == "export" and args.output_dir is None:
+        if registry.resolve(args.model).has_port:
+            args.output_dir = registry.port(args.model).bundle_path(args.config, args.dtype)
+        else:
+            args.output_dir = Path("bundles") / f"{args.model}-{args.dtype}"
+    for attr in ("output_dir", "bundle"):
+        if getattr(args, attr, None) is not None:
+            setattr(args, attr, Path(getattr(args, attr)))
 
 
-def write_json(path: Path | None, payload: dict) -> None:
-    if path is not None:
-        Path(path).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+def _parse(argv: list[str]) -> argparse.Namespace:
+    # Without a known model the parser has no model flags; _validate names an unknown model.
+    return build_parser(_model_in(argv)).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        args = _parse(argv)
         _validate(args)
         if args.verb == "doctor":
-            from .doctor import doctor
+            from conversion.selftest.doctor import doctor
 
             return doctor(args)
         return int(registry.verb(args.model, args.verb)(args) or 0)

@@ -115,6 +115,24 @@ def export_program(
     return decomposed, io
 
 
+@dataclass(frozen=True)
+class AssetInfo:
+    """What every `.aimodel` of a model says about itself: who made it, under which license."""
+
+    author: str
+    license: str
+    description: str
+
+    def to_coreai(self, graph: str):
+        import coreai
+
+        m = coreai.runtime.AIModelAssetMetadata()
+        m.author = self.author
+        m.license = self.license
+        m.model_description = f"{self.description} (graph '{graph}', exported by voxport)"
+        return m
+
+
 @dataclass
 class ExportedGraph:
     name: str
@@ -130,8 +148,13 @@ def export_graph(
     precision: Precision | str = Precision.FP32,
     lint: bool = True,
     on_function: Callable[[str], None] | None = None,
+    info: AssetInfo | None = None,
 ) -> ExportedGraph:
-    """Export every function of `spec` into one `.aimodel` at `asset_path`."""
+    """Export every function of `spec` into one `.aimodel` at `asset_path`.
+
+    `info` (author, license, description) is saved in the asset's own metadata, as Apple's
+    export scripts do, so a `.aimodel` copied out of its bundle still says what it is.
+    """
     from coreai_torch import TorchConverter
 
     precision = Precision.parse(precision)
@@ -162,7 +185,7 @@ def export_graph(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program = quantize_program(converter.to_coreai(), precision)
-    program.save_asset(Path(asset_path))
+    program.save_asset(Path(asset_path), metadata=info.to_coreai(spec.name) if info else None)
     return ExportedGraph(
         spec.name, Path(asset_path), precision, functions, time.perf_counter() - start
     )

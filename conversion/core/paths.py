@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -27,3 +28,12 @@ def writable_file(value: str | Path) -> Path:
         raise UserError(f"{path} is a folder: give a file path")
     ensure_writable_folder(path.parent)
     return path
+
+
+def write_json(path: Path | str | None, payload: dict) -> None:
+    """Write `payload` as JSON to `path` (nothing when None); NaN is refused, not written."""
+    if path is not None:
+        text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
+        tmp = Path(path).with_name(f".{Path(path).name}.partial")
+        tmp.write_text(text)
+        tmp.replace(path)

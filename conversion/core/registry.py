@@ -1,8 +1,9 @@
-"""The CLI's model registry: the only place that imports a model folder (lazily).
+"""The CLI's model registry: the only place that imports a model folder (lazily, by name).
 
-A model's CLI module (`conversion.<model>.cli`) exposes any of `export(args)`, `gate(args)`,
-`speak(args)`, `bench(args)`; each returns an exit code. Models listed without a module are
-planned, and say which issue tracks them.
+Each TTS model has `conversion/<name>/port.py` (a `ModelPort` instance, `PORT`) and
+`conversion/<name>/cli.py` (its flags and verbs, `ModelCommands`); both are checked against
+the contract when the registry first loads them. `core` is the toolkit's self-test: verbs
+only, no weights (`conversion/selftest/cli.py`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,21 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from .errors import UserError
+from .port import ModelCommands, ModelPort, check_port
+
+ALL_VERBS = ("export", "speak", "gate", "bench")
 
 
 @dataclass(frozen=True)
 class ModelEntry:
     name: str
     summary: str
-    module: str | None
-    tracked_in: str | None = None
+    package: str
+    has_port: bool = True
+
+    @property
+    def commands_module(self) -> str:
+        return f"{self.package}.cli"
 
 
 MODELS: dict[str, ModelEntry] = {
@@ -28,11 +36,12 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry(
             "core",
             "the toolkit's self-test graphs (conv, MLP, KV decoder)",
-            "conversion.core.selftest",
+            "conversion.selftest",
+            has_port=False,
         ),
-        ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro.cli"),
-        ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox.cli"),
-        ModelEntry("audio8-tts", "Audio8-TTS-Preview-0.6b (DualAR)", "conversion.audio8_tts.cli"),
+        ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro"),
+        ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox"),
+        ModelEntry("audio8_tts", "Audio8-TTS-Preview-0.6b (DualAR)", "conversion.audio8_tts"),
     )
 }
 
@@ -42,23 +51,45 @@ def names() -> list[str]:
 
 
 def resolve(name: str) -> ModelEntry:
-    key = name.strip().lower().replace("_", "-")
+    """The entry for `name`; `audio8-tts` and `Audio8_TTS` both name `audio8_tts`."""
+    key = name.strip().lower().replace("-", "_")
     if key not in MODELS:
         raise UserError(f"unknown model '{name}': choose one of {', '.join(MODELS)}")
     return MODELS[key]
 
 
+def port(name: str) -> ModelPort:
+    """The model's port, checked against the contract."""
+    entry = resolve(name)
+    if not entry.has_port:
+        raise UserError(f"model '{entry.name}' has no weights or bundle of its own")
+    where = f"{entry.package}.port"
+    found = check_port(getattr(importlib.import_module(where), "PORT", None), where)
+    if found.name != entry.name or found.summary != entry.summary:
+        raise TypeError(f"{where}: PORT says '{found.name}', the registry '{entry.name}'")
+    return found
+
+
+def commands(name: str) -> ModuleType:
+    """The model's CLI module, checked: its VERBS exist, add_arguments is there."""
+    entry = resolve(name)
+    mod = importlib.import_module(entry.commands_module)
+    if not isinstance(mod, ModelCommands):
+        raise TypeError(f"{entry.commands_module}: needs VERBS and add_arguments(verb, parser)")
+    missing = [v for v in mod.VERBS if not callable(getattr(mod, v, None))]
+    if missing:
+        raise TypeError(f"{entry.commands_module}: VERBS lists {missing} but defines none")
+    if entry.has_port:
+        port(name)
+    return mod
+
+
 def verb(name: str, verb_name: str):
     """The callable implementing `voxport VERB MODEL`, or a UserError saying why there is none."""
     entry = resolve(name)
-    if entry.module is None:
-        raise UserError(f"model '{entry.name}' is not ported yet ({entry.tracked_in})")
-    mod: ModuleType = importlib.import_module(entry.module)
-    fn = getattr(mod, verb_name, None)
-    if fn is None:
+    mod = commands(name)
+    if verb_name not in mod.VERBS:
         raise UserError(
-            f"model '{entry.name}' has no '{verb_name}' (it offers: "
-            + ", ".join(v for v in ("export", "gate", "speak", "bench") if hasattr(mod, v))
-            + ")"
+            f"model '{entry.name}' has no '{verb_name}' (it offers: {', '.join(mod.VERBS)})"
         )
-    return fn
+    return getattr(mod, verb_name)

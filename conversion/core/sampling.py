@@ -6,7 +6,7 @@ The two forms draw the SAME token from the same logits and the same uniforms `u`
 - in-graph (`GumbelSampler`, an exportable `nn.Module`): no full-vocabulary sort, no `rand*`, no
   `multinomial` (the Core AI converter takes none of them) - `topk`, `cumsum`, `gather`, `where`.
 
-The draw is the exponential-race form of Gumbel-max, the one Audio8's `ArkttsModel._sample` uses:
+The draw is the exponential-race form of Gumbel-max:
 
     token = argmax_i( p_i / E_i ),   E_i = -log(u_i),   u_i ~ Uniform(0, 1) one per vocabulary row
 
@@ -16,21 +16,25 @@ is i with probability p_i), and because `u` is an input, a recorded `u` replays 
 `u` is clipped to [smallest normal, 1 - 2**-24] first so that u == 0 or u == 1 cannot make a
 0/0; no other float32 value in (0, 1) is changed by the clip.
 
-Order of the processors (`SamplingConfig.order`):
+Order of the processors (`SamplingConfig.order`, a `SamplingOrder`). The default, `HF_ORDER`,
+is transformers' `generate`: CFG -> repetition penalty -> temperature -> top-k -> top-p -> min-p
+-> draw. top-p is computed on the distribution left by top-k (renormalised), keeps the smallest
+prefix whose cumulative probability reaches top_p (a token is kept while the mass strictly before
+it is < top_p, so the best token is always kept), min-p removes tokens with p < min_p * p_max on
+the temperature-scaled distribution. Publishers differ from it in a few places, each a knob of
+`SamplingOrder` (all False is `HF_ORDER`); a model's own order lives in that model's folder:
 
-- "hf" (transformers' `generate`): CFG -> repetition penalty -> temperature -> top-k -> top-p ->
-  min-p -> draw. top-p is computed on the distribution left by top-k (renormalised), keeps the
-  smallest prefix whose cumulative probability reaches top_p (a token is kept while the mass
-  strictly before it is < top_p, so the best token is always kept), min-p removes tokens with
-  p < min_p * p_max on the temperature-scaled distribution.
-- "chatterbox" (Chatterbox's `T3.inference` loop, chatterbox-tts 0.1.x): the same, but min-p
-  runs BEFORE top-p, so top-p sees the distribution renormalised over what min-p kept.
-- "audio8" (Audio8's `ArkttsLegacyTopKTopPLogitsProcessor`, then `/ temperature`): top-k and
-  top-p together on the raw (untempered) scores, top-p's probabilities normalised over the whole
-  vocabulary (not over the top-k), a token removed when the inclusive cumulative sum exceeds top_p
-  (best always kept); then temperature; then min-p if set.
+- `filter_on_raw_scores`: top-k ranks, and top-p computes its probabilities on, the scores BEFORE
+  temperature (temperature still scales the distribution that is drawn from and that min-p sees);
+- `min_p_before_top_p`: min-p runs before top-p, so top-p sees the distribution renormalised over
+  what min-p kept (and over what top-k kept);
+- `top_p_over_whole_vocab`: top-p's probabilities are normalised over the whole vocabulary, not
+  over what top-k (or an earlier min-p) left;
+- `top_p_drops_crossing_token`: top-p removes a token once the cumulative sum INCLUDING it exceeds
+  top_p (`cum > top_p`), so the token that crosses top_p is dropped; by default it is kept (the
+  mass before it is < top_p). Either way the best token is always kept.
 
-CFG is Chatterbox's `cond + w * (cond - uncond)`. The repetition penalty is transformers':
+CFG is `cond + w * (cond - uncond)`. The repetition penalty is transformers':
 a token present in `previous_tokens` has its logit multiplied by the penalty when negative and
 divided by it otherwise (once, however often it occurs); -1 entries are padding.
 
@@ -48,19 +52,33 @@ drops the bound, so its count of finite scores says how many tokens the bound wo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import torch
 from torch import nn
 
-Order = Literal["hf", "chatterbox", "audio8"]
-ORDERS: tuple[str, ...] = ("hf", "chatterbox", "audio8")
 DEFAULT_CANDIDATES = 50
 
 # The clip that keeps -log(u) finite and positive: only u == 0 and u == 1 are moved by it.
 U_MIN = float(np.finfo(np.float32).tiny)
 U_MAX = float(np.float32(1.0) - np.float32(2.0**-24))
+
+
+@dataclass(frozen=True)
+class SamplingOrder:
+    """Where a publisher's processors differ from transformers' `generate` (the module docstring).
+
+    Every knob False is `HF_ORDER`. A model whose publisher samples differently defines its own
+    instance in its folder and passes it as `SamplingConfig.order`.
+    """
+
+    filter_on_raw_scores: bool = False  # top-k / top-p on the untempered scores
+    min_p_before_top_p: bool = False  # min-p first; top-p renormalises over what it kept
+    top_p_over_whole_vocab: bool = False  # top-p's normaliser: the whole vocabulary
+    top_p_drops_crossing_token: bool = False  # keep while cum <= top_p (not: mass before < top_p)
+
+
+HF_ORDER = SamplingOrder()  # transformers' generate
 
 
 @dataclass(frozen=True)
@@ -73,7 +91,7 @@ class SamplingConfig:
     min_p: float | None = None
     repetition_penalty: float = 1.0
     cfg_weight: float | None = None
-    order: Order = "hf"
+    order: SamplingOrder = HF_ORDER
 
     def __post_init__(self) -> None:
         if not self.temperature > 0:
@@ -86,8 +104,8 @@ class SamplingConfig:
             raise ValueError(f"min_p must be in [0, 1], got {self.min_p}")
         if not self.repetition_penalty > 0:
             raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
-        if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}, got {self.order!r}")
+        if not isinstance(self.order, SamplingOrder):
+            raise ValueError(f"order must be a SamplingOrder, got {self.order!r}")
 
     @property
     def uses_top_k(self) -> bool:
@@ -124,7 +142,7 @@ class SamplingConfig:
 
 
 def cfg_combine(cond: np.ndarray, uncond: np.ndarray, w: float) -> np.ndarray:
-    """Classifier-free guidance, Chatterbox's convention: cond + w * (cond - uncond)."""
+    """Classifier-free guidance: cond + w * (cond - uncond)."""
     cond = np.asarray(cond, dtype=np.float32)
     uncond = np.asarray(uncond, dtype=np.float32)
     return cond + np.float32(w) * (cond - uncond)
@@ -159,13 +177,13 @@ def apply_repetition_penalty(
 
 
 def _top_p_keep_sorted(
-    r_sorted: np.ndarray, total: np.ndarray, top_p: float, inclusive: bool
+    r_sorted: np.ndarray, total: np.ndarray, top_p: float, drop_crossing: bool
 ) -> np.ndarray:
     """Which sorted positions top-p keeps, given relative probabilities and their normaliser."""
     p = r_sorted / total
     cum = np.cumsum(p, axis=-1, dtype=np.float32)
-    # "hf": keep while the mass before the token is < top_p; "audio8": drop once cum > top_p.
-    keep = cum <= np.float32(top_p) if inclusive else (cum - p) < np.float32(top_p)
+    # Default: keep while the mass before the token is < top_p; else drop once cum > top_p.
+    keep = cum <= np.float32(top_p) if drop_crossing else (cum - p) < np.float32(top_p)
     keep[:, 0] = True
     return keep
 
@@ -194,33 +212,35 @@ def process_logits(
         if previous_tokens is None:
             raise ValueError("repetition_penalty != 1: previous_tokens is required")
         x = apply_repetition_penalty(x, previous_tokens, cfg.repetition_penalty)
+    order = cfg.order
     s = x / np.float32(cfg.temperature)
-    f = x if cfg.order == "audio8" else s  # the scores top-k / top-p are computed on
+    f = x if order.filter_on_raw_scores else s  # the scores top-k / top-p are computed on
 
     keep = np.ones((batch, vocab), dtype=bool)
     if cfg.uses_top_k or cfg.uses_top_p:
-        order = np.argsort(-f, axis=-1, kind="stable")
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(vocab)[None, :].repeat(batch, 0), axis=-1)
+        by_score = np.argsort(-f, axis=-1, kind="stable")
+        rank = np.empty_like(by_score)
+        np.put_along_axis(rank, by_score, np.arange(vocab)[None, :].repeat(batch, 0), axis=-1)
         if cfg.uses_top_k:
             keep &= rank < cfg.top_k
 
     def min_p_keep() -> np.ndarray:
         return np.exp(s - s.max(axis=-1, keepdims=True)) >= np.float32(cfg.min_p)
 
-    if cfg.uses_min_p and cfg.order == "chatterbox":
+    if cfg.uses_min_p and order.min_p_before_top_p:
         keep &= min_p_keep()
     if cfg.uses_top_p:
         r = np.exp(f - f.max(axis=-1, keepdims=True))
-        # The normaliser: what is left so far ("hf", "chatterbox"), the whole vocabulary ("audio8").
-        basis = np.ones_like(keep) if cfg.order == "audio8" else keep
+        # The normaliser: what is left so far, or the whole vocabulary.
+        basis = np.ones_like(keep) if order.top_p_over_whole_vocab else keep
         total = np.where(basis, r, np.float32(0)).sum(axis=-1, keepdims=True, dtype=np.float32)
-        r_sorted = np.take_along_axis(np.where(basis, r, np.float32(0)), order, axis=-1)
-        kept_sorted = _top_p_keep_sorted(r_sorted, total, cfg.top_p, cfg.order == "audio8")
+        r_sorted = np.take_along_axis(np.where(basis, r, np.float32(0)), by_score, axis=-1)
+        drop_crossing = order.top_p_drops_crossing_token
+        kept_sorted = _top_p_keep_sorted(r_sorted, total, cfg.top_p, drop_crossing)
         keep &= np.take_along_axis(kept_sorted, rank, axis=-1)
         if candidates is not None and not cfg.uses_top_k:
             keep &= rank < candidates
-    if cfg.uses_min_p and cfg.order != "chatterbox":
+    if cfg.uses_min_p and not order.min_p_before_top_p:
         keep &= min_p_keep()
 
     out = np.where(keep, s, np.float32(-np.inf)).astype(np.float32)
@@ -324,7 +344,7 @@ class GumbelSampler(nn.Module):
         if cfg.uses_penalty:
             x = self._penalise(x, previous_tokens)
         s = x / cfg.temperature
-        f = x if cfg.order == "audio8" else s
+        f = x if cfg.order.filter_on_raw_scores else s
         e = -torch.log(uniforms.float().clamp(U_MIN, U_MAX))
         if not self.sorts:
             return self._draw_full(s, e)
@@ -338,39 +358,48 @@ class GumbelSampler(nn.Module):
         return torch.argmax(r / e, dim=-1).to(torch.int32)
 
     def _draw_candidates(self, f: torch.Tensor, s: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
-        cfg = self.config
+        cfg, order = self.config, self.config.order
         f_c, idx = torch.topk(f, self.k, dim=-1)  # sorted, best first
-        s_c = f_c / cfg.temperature if cfg.order == "audio8" else f_c
+        s_c = f_c / cfg.temperature if order.filter_on_raw_scores else f_c
         first = torch.arange(self.k, device=f.device) == 0
         keep = torch.ones_like(f_c, dtype=torch.bool)
         r_s = torch.exp(s_c - s_c[:, :1])  # relative probabilities on the tempered scores
-        if cfg.uses_min_p and cfg.order == "chatterbox":
+        if cfg.uses_min_p and order.min_p_before_top_p:
             keep = keep & (r_s >= cfg.min_p)
         if cfg.uses_top_p:
-            keep = keep & self._top_p_keep(f, f_c, keep, first)
-        if cfg.uses_min_p and cfg.order != "chatterbox":
+            keep = keep & self._top_p_keep(f, f_c, s, s_c, keep, first)
+        if cfg.uses_min_p and not order.min_p_before_top_p:
             keep = keep & (r_s >= cfg.min_p)
         w = torch.where(keep, r_s, torch.zeros_like(r_s)) / torch.gather(e, 1, idx)
         pos = torch.argmax(w, dim=-1, keepdim=True)
         return torch.gather(idx, 1, pos).squeeze(-1).to(torch.int32)
 
     def _top_p_keep(
-        self, f: torch.Tensor, f_c: torch.Tensor, keep: torch.Tensor, first: torch.Tensor
+        self,
+        f: torch.Tensor,
+        f_c: torch.Tensor,
+        s: torch.Tensor,
+        s_c: torch.Tensor,
+        keep: torch.Tensor,
+        first: torch.Tensor,
     ) -> torch.Tensor:
-        cfg = self.config
+        cfg, order = self.config, self.config.order
         r_c = torch.exp(f_c - f_c[:, :1])
         r_c = torch.where(keep, r_c, torch.zeros_like(r_c))
         # The normaliser over everything still in play - the whole vocabulary unless top-k
-        # (candidates are exactly the top_k) or min-p ("chatterbox") removed some of it.
-        if cfg.uses_top_k and cfg.order != "audio8":
+        # (candidates are exactly the top_k) or an earlier min-p removed some of it - or over
+        # the whole vocabulary regardless (`top_p_over_whole_vocab`).
+        if cfg.uses_top_k and not order.top_p_over_whole_vocab:
             total = r_c.sum(dim=-1, keepdim=True)
         else:
             r_full = torch.exp(f - f_c[:, :1])
-            if cfg.uses_min_p and cfg.order == "chatterbox":
+            if cfg.uses_min_p and order.min_p_before_top_p and not order.top_p_over_whole_vocab:
                 # min-p ran first and its survivors may lie past the candidates: sum them all.
-                r_full = torch.where(r_full >= cfg.min_p, r_full, torch.zeros_like(r_full))
+                # (min-p looks at the tempered scores; f is s unless filter_on_raw_scores.)
+                passed = torch.exp(s - s_c[:, :1]) >= cfg.min_p
+                r_full = torch.where(passed, r_full, torch.zeros_like(r_full))
             total = r_full.sum(dim=-1, keepdim=True)
         p = r_c / total
         cum = torch.cumsum(p, dim=-1)
-        cut = cum <= cfg.top_p if cfg.order == "audio8" else (cum - p) < cfg.top_p
+        cut = cum <= cfg.top_p if order.top_p_drops_crossing_token else (cum - p) < cfg.top_p
         return cut | first

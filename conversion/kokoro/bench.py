@@ -7,7 +7,6 @@ of audio, and the compute the bucket choice wastes on padding against one fixed 
 
 from __future__ import annotations
 
-import argparse
 import resource
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import torch
 
 from conversion.core.buckets import BucketTable, padding_waste
 from conversion.core.progress import progress_steps
+from conversion.core.threads import EAGER_THREADS
 
 from . import host, weights
 from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES
@@ -30,21 +30,28 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_bench(args: argparse.Namespace, snapshot: Path) -> int:
-    from conversion.core.cli import write_json
+def run_bench(
+    kmodel,
+    bundle: Path,
+    snapshot: Path,
+    config_name: str,
+    seed: int,
+    repeats: int | None = None,
+    dtype: str = "fp32",
+    json_path: Path | None = None,
+) -> int:
+    """The same sentences through eager torch, onnxruntime int8 and `bundle`; figures."""
+    from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
-    from .cli import ensure_bundle
     from .pipeline import KokoroBundle
     from .weights_onnx_reference import OnnxReference
 
     sentences = (
         SHORT_SENTENCES
-        if args.config == "reduced"
-        else FIXTURE_SENTENCES[: (args.repeats or BENCH_SENTENCES)]
+        if config_name == "reduced"
+        else FIXTURE_SENTENCES[: (repeats or BENCH_SENTENCES)]
     )
-    bundle = ensure_bundle(args, snapshot)
-    kmodel = weights.load_kmodel(snapshot)
     pack = host.load_voice("jf_alpha", extra_dirs=[snapshot / weights.VOICES_DIR])
     cases = []
     for text in sentences:
@@ -57,7 +64,6 @@ def run_bench(args: argparse.Namespace, snapshot: Path) -> int:
     host_ms = 0.0
     frames_needed: list[dict[str, int]] = []
     calls = 0
-    torch.set_num_threads(1)  # the Core AI Linux runtime uses one core: compare like with like
     with KokoroBundle(bundle) as kb, progress_steps(3 * len(cases), "bench kokoro") as bar:
         vocoder_table = kb.tables["vocoder"]
         for i, (chunk, ref_s) in enumerate(cases):
@@ -71,7 +77,7 @@ def run_bench(args: argparse.Namespace, snapshot: Path) -> int:
             onnx_s += time.perf_counter() - t
             bar.step(f"onnxruntime {i + 1}")
             t = time.perf_counter()
-            r = kb.synthesize_ids(chunk.ids, ref_s, seed=args.seed)
+            r = kb.synthesize_ids(chunk.ids, ref_s, seed=seed)
             bundle_s += time.perf_counter() - t
             bar.step(f"bundle {i + 1}")
             audio_s += r.audio.size / host.SAMPLE_RATE
@@ -92,11 +98,11 @@ def run_bench(args: argparse.Namespace, snapshot: Path) -> int:
         "vocoder_padding_waste_chosen": round(padding_waste(frames_needed, vocoder_table), 4),
         "vocoder_padding_waste_fixed_512": round(padding_waste(frames_needed, FIXED_VOCODER), 4),
         "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "threads": 1,
-        "bundle_dtype": getattr(args, "dtype", "fp32"),
+        "threads": EAGER_THREADS,
+        "bundle_dtype": dtype,
     }
     for g, ms in graph_ms.items():
         figures[f"{g}_ms_per_sentence"] = round(ms / len(cases), 1)
     print(bench_table_markdown(figures))
-    write_json(args.json_path, figures)
+    write_json(json_path, figures)
     return 0

@@ -9,25 +9,14 @@ import torch
 
 from conversion.core.buckets import BucketTable
 from conversion.core.bundle import BundleWriter
+from conversion.core.export import AssetInfo
 from conversion.core.precision import Precision
 from conversion.core.progress import progress_steps
 
-from .graphs import BUCKETS, GRAPHS, graph_specs
-from .pipeline import HOST_DATA
+from .config import PUBLISHED
+from .graphs import GRAPHS, graph_specs
 
-# The reduced configuration CI gates with the real weights: the small buckets only. "Hello."
-# (8 ids, ~50 frames) runs at L64; the second vocoder bucket proves bucket invariance in CI
-# and holds a short demo sentence.
-REDUCED: dict[str, BucketTable] = {
-    "predictor": BucketTable.one_dim("T", [32]),
-    "prosody": BucketTable([{"T": 32, "L": 128}]),
-    "vocoder": BucketTable.one_dim("L", [64, 128]),
-}
-
-
-def bucket_tables(config: str) -> dict[str, BucketTable]:
-    """`published`: the full measured table; `reduced`: the small buckets only."""
-    return dict(REDUCED) if config == "reduced" else dict(BUCKETS)
+HOST_DATA = "host_source.npz"  # m_source.l_linear weight and bias, for the host source
 
 
 def export_bundle(
@@ -39,9 +28,11 @@ def export_bundle(
     buckets: Mapping[str, BucketTable] | None = None,
     graphs: Sequence[str] = GRAPHS,
     progress: bool = True,
+    key: dict | None = None,
+    info: AssetInfo | None = None,
 ) -> Path:
     """Export `graphs` of `kmodel` into a bundle at `dest` (atomically)."""
-    tables = dict(buckets or BUCKETS)
+    tables = dict(buckets or PUBLISHED.buckets)
     specs = graph_specs(kmodel, tables, graphs)
     total = sum(len(s.functions) for s in specs)
     source = kmodel.decoder.generator.m_source.l_linear
@@ -55,6 +46,8 @@ def export_bundle(
             overwrite=overwrite,
             weights_sha256=weights_sha256,
             config=config,
+            key=key,
+            info=info,
         ) as bundle,
     ):
         for spec in specs:

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+from conversion.core.progress import progress_steps
 from gates.asr import transcribe, word_error_rate
-from gates.ladder import Rung
+from gates.ladder import Rung, run_ladder
+from gates.report import emit
 from oracles import Fixture
 
 from . import host
@@ -51,6 +53,7 @@ MAGSPEC_MIN = 0.999
 # issue's bar; fp16 rounds every activation to 11 bits, so its bar is one digit lower.
 THRESHOLDS = {"fp32": (COS_MIN, MAGSPEC_MIN), "fp16": (0.999, 0.99), "int8": (0.99, 0.98)}
 WER_MARGIN = 0.05
+GATE_VOICE = "jf_alpha"
 
 
 @dataclass
@@ -240,3 +243,26 @@ def _asr_rung(kb: KokoroBundle, cases: list[Case]) -> Rung:
         higher_is_better=False,
     )
     return rung
+
+
+def run_gate(
+    kmodel,
+    bundle: Path,
+    config_name: str,
+    seed: int,
+    plot: Path | None = None,
+    stop_on_fail: bool = False,
+    json_path: Path | None = None,
+    markdown: Path | None = None,
+) -> int:
+    """The oracle on the gate's sentences, then the ladder over `bundle`; the exit code."""
+    sentences = SHORT_SENTENCES if config_name == "reduced" else FIXTURE_SENTENCES
+    with progress_steps(len(sentences), "kokoro oracle") as bar:
+        cases = make_cases(
+            kmodel, sentences, GATE_VOICE, seed, on_case=lambda i, n, text: bar.step(text[:40])
+        )
+    with KokoroBundle(bundle, isolate=True) as kb:
+        rungs = kokoro_rungs(kb, cases, asr_cases=cases, plot=plot)
+        report = run_ladder("kokoro", rungs, stop_on_fail=stop_on_fail)
+    emit(report, json_path, markdown)
+    return 0 if report.passed else 1

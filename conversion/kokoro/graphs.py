@@ -30,13 +30,13 @@ from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.errors import UserError
 from conversion.core.export import GraphSpec, bucketed_functions
 
-from .layers_albert import AlbertEncoder
-from .layers_blocks import AdainResBlock
-from .layers_conv import folded_copy
-from .layers_generator import Generator
-from .layers_lstm import MaskedBiLSTM
-from .layers_norm import length_mask, make_span
-from .layers_text import DurationEncoder, TextEncoder
+from .layers.albert import AlbertEncoder
+from .layers.blocks import AdainResBlock
+from .layers.conv import folded_copy
+from .layers.generator import Generator
+from .layers.lstm import MaskedBiLSTM
+from .layers.norm import length_mask, make_span
+from .layers.text import DurationEncoder, TextEncoder
 
 GRAPHS = ("predictor", "prosody", "vocoder")
 

@@ -30,10 +30,10 @@ from .source import (
     harmonic_source,
     replay_keys,
 )
-from .text_chunks import Chunk, NothingToSayError, chunk_from_phonemes, text_to_chunks
-from .text_g2p import english_g2p, offline_spacy_model
-from .text_ids import MAX_IDS, load_vocab, phonemes_to_ids
-from .voices import VOICE_NAMES, UnknownVoiceError, load_voice, ref_s_for
+from .text.chunks import Chunk, NothingToSayError, chunk_from_phonemes, text_to_chunks
+from .text.g2p import english_g2p, offline_spacy_model
+from .text.ids import MAX_IDS, load_vocab, phonemes_to_ids
+from .voice import VOICE_NAMES, UnknownVoiceError, load_voice, ref_s_for
 
 __all__ = [
     "MAX_IDS",

@@ -13,19 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from conversion.core.buckets import BucketTable, pad_to
-from conversion.core.bundle import load_manifest
 from conversion.core.errors import BucketOverflowError, UserError
-from conversion.core.runtime import IsolatedSession, Session
+from conversion.core.loaded_bundle import LoadedBundle
 
 from . import host
+from .export import HOST_DATA
 from .graphs import GRAPHS, function_name
-
-HOST_DATA = "host_source.npz"  # m_source.l_linear weight and bias, for the host source
 
 
 @dataclass
@@ -36,44 +33,27 @@ class ChunkResult:
     host_ms: float
 
 
-class KokoroBundle:
-    """A loaded Kokoro bundle: one Session over the three graphs, plus the host data."""
+class KokoroBundle(LoadedBundle):
+    """A loaded Kokoro bundle: one timed session over the three graphs, plus the host data."""
 
-    def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
-        self.path = Path(bundle)
-        manifest = load_manifest(self.path)
-        if manifest.model != "kokoro":
-            raise UserError(f"{self.path} is a '{manifest.model}' bundle, not kokoro")
-        missing = [g for g in GRAPHS if g not in manifest.graphs]
+    model = "kokoro"
+
+    def load_host(self) -> None:
+        missing = [g for g in GRAPHS if g not in self.manifest.graphs]
         if missing:
             raise UserError(f"{self.path} lacks graph(s) {missing}: re-export it")
-        self.manifest = manifest
-        self.tables = {g: BucketTable(manifest.graphs[g]["meta"]["buckets"]) for g in GRAPHS}
+        self.tables = {g: BucketTable(self.manifest.graphs[g]["meta"]["buckets"]) for g in GRAPHS}
         with np.load(self.path / HOST_DATA) as data:
             self.source_weight = data["l_linear_weight"]
             self.source_bias = data["l_linear_bias"]
-        self.session = (
-            IsolatedSession(self.path, verify=False)
-            if isolate
-            else Session(self.path, verify=False)
-        )
-
-    def close(self) -> None:
-        self.session.close()
-
-    def __enter__(self) -> KokoroBundle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _run(self, graph: str, bucket, inputs: Mapping[str, np.ndarray], ms: dict | None) -> dict:
         t = time.perf_counter()
+        # TimedSession widens an fp16 bundle's float16 outputs: the host works in fp32.
         out = self.session.run(graph, function_name(graph, bucket), inputs)
         if ms is not None:
             ms[graph] = ms.get(graph, 0.0) + (time.perf_counter() - t) * 1e3
-        # An fp16 bundle answers in float16; the host (rounding, source, STFT) works in fp32.
-        return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
+        return out
 
     # One step per graph: real-length arrays in, padded to the bucket (the smallest that fits
     # unless one is given), real-length arrays out. The pipeline and the gate both call these.

@@ -16,8 +16,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.audio8_tts import host_codec
-from conversion.audio8_tts.codec import (
+from conversion.audio8_tts.codec import host as host_codec
+from conversion.audio8_tts.codec.graphs import (
+    CODEC_GRAPH,
+    ENCODER_GRAPH,
+    CodecDecode,
+    codec_graph_spec,
+    encoder_graph_spec,
+)
+from conversion.audio8_tts.codec.model import (
     PUBLISHED,
     REDUCED,
     CausalConv1d,
@@ -29,13 +36,6 @@ from conversion.audio8_tts.codec import (
     random_codec_state,
     rope_table,
     write_random_codec,
-)
-from conversion.audio8_tts.graphs_codec import (
-    CODEC_GRAPH,
-    ENCODER_GRAPH,
-    CodecDecode,
-    codec_graph_spec,
-    encoder_graph_spec,
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import UserError, WeightsError

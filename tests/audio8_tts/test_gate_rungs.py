@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from conversion.audio8_tts import gate_rungs as GR
-from conversion.audio8_tts import graphs_ar as G
+from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts import reference as R
-from conversion.audio8_tts.codec import REDUCED as CODEC_CFG
-from conversion.audio8_tts.codec import load_codec, write_random_codec
+from conversion.audio8_tts.codec.graphs import codec_graph_spec
+from conversion.audio8_tts.codec.model import REDUCED as CODEC_CFG
+from conversion.audio8_tts.codec.model import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
-from conversion.audio8_tts.graphs_codec import codec_graph_spec
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime import Session
 from gates.ladder import Measured, run_ladder

@@ -1,4 +1,4 @@
-"""The fused Audio8 AR graph (graphs_ar.py) against the reference, eager and through Core AI.
+"""The fused Audio8 AR graph (ar/graphs.py) against the reference, eager and through Core AI.
 
 Reduced config, seeded random weights. The graph's sampler vs the host NumPy sampler on random
 logits (20/20 through the runtime); prefill windows vs the reference's slow pass; frames
@@ -16,9 +16,10 @@ import pytest
 import torch
 from torch import nn
 
-from conversion.audio8_tts import graphs_ar as G
+from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.config import REDUCED
+from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime import Session
 from conversion.core.sampling import SamplingConfig, sample
@@ -160,7 +161,7 @@ def test_eager_graph_sampler_matches_numpy_1000():
         logits = (rng.standard_normal((1000, width)) * scale).astype(np.float32)
         u = rng.random((1000, width), dtype=np.float32) + np.float32(1e-7)
         got = G.draw_tokens(torch.from_numpy(logits), torch.from_numpy(u), 50, 0.9, 0.7).numpy()
-        cfg = SamplingConfig(temperature=0.7, top_k=50, top_p=0.9, order="audio8")
+        cfg = SamplingConfig(temperature=0.7, top_k=50, top_p=0.9, order=AUDIO8_ORDER)
         want = np.array([sample(logits[i], u[i], cfg) for i in range(1000)])
         assert int((got == want).sum()) == 1000
 
@@ -189,7 +190,7 @@ def test_graph_sampler_matches_numpy_20_through_runtime(width, top_p, temperatur
         {"logits": torch.from_numpy(logits), "uniforms": torch.from_numpy(u)},
         ["tokens"],
     )["tokens"]
-    cfg = SamplingConfig(temperature=temperature, top_k=50, top_p=top_p, order="audio8")
+    cfg = SamplingConfig(temperature=temperature, top_k=50, top_p=top_p, order=AUDIO8_ORDER)
     want = np.array([sample(logits[i], u[i], cfg) for i in range(20)])
     assert int((out == want).sum()) == 20
 
@@ -209,7 +210,7 @@ def test_runtime_frames_teacher_forced_and_free(bundle, lm, prompt, ref):
 
 def test_host_frame_loop_equals_reference_generate(bundle, lm, prompt, ref):
     """host_frames.generate (the pipeline's loop) over the runtime == reference.generate."""
-    from conversion.audio8_tts import host_frames
+    from conversion.audio8_tts.ar import host as host_frames
 
     with Session(bundle) as s:
         got = host_frames.generate(s, prompt, FRAMES, R.seeded_uniforms(SEED, C), C)
@@ -224,7 +225,7 @@ def test_host_frame_loop_equals_reference_generate(bundle, lm, prompt, ref):
 
 
 def test_frame_budget_is_checked_before_any_call():
-    from conversion.audio8_tts import host_frames
+    from conversion.audio8_tts.ar import host as host_frames
     from conversion.core.errors import UserError
 
     class NoSession:

@@ -1,7 +1,7 @@
 """The plain-torch Audio8 LM re-author (conversion/audio8_tts/reference.py), reduced config.
 
 Seeded random weights; no publisher code runs here (it is not installed). What is checked:
-the sampler against the toolkit's host sampler (order="audio8") draw for draw, the bf16 RoPE
+the sampler against the toolkit's host sampler (`AUDIO8_ORDER`) draw for draw, the bf16 RoPE
 tables, the compact 4,097-row draw against the publisher's full-vocabulary masked draw, the
 KV-cached slow AR against one full pass, deterministic generate under given uniforms, the RAS
 rule and its first-frame window quirk, and the state-dict names against the weights helper.
@@ -15,6 +15,7 @@ import torch
 
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.config import PUBLISHED, REDUCED
+from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.core.sampling import SamplingConfig, sample
 
 torch.set_num_threads(1)
@@ -61,7 +62,7 @@ def test_sampler_matches_toolkit_audio8(width, top_p, temperature, scale):
     ours = R.gumbel_draw(
         R.process(torch.from_numpy(logits), 50, top_p, temperature), torch.from_numpy(u)
     ).numpy()
-    cfg = SamplingConfig(temperature=temperature, top_k=50, top_p=top_p, order="audio8")
+    cfg = SamplingConfig(temperature=temperature, top_k=50, top_p=top_p, order=AUDIO8_ORDER)
     theirs = np.array([sample(logits[i], u[i], cfg) for i in range(N_DRAWS)])
     assert int((ours == theirs).sum()) == N_DRAWS
 

@@ -126,10 +126,10 @@ def test_missing_checkpoint_file_is_named(tmp_path, capsys):
 
 
 def test_reduced_snapshot_refuses_published_config(capsys, tmp_path):
-    from conversion.chatterbox import snapshot
+    from conversion.chatterbox.port import PORT
     from conversion.chatterbox.config import REDUCED
 
-    folder = snapshot.resolve("random", REDUCED, 0)
+    folder = PORT.resolve_weights("random", REDUCED, 0)
     code, err = _one_line_error(
         ["export", "chatterbox", "--weights", str(folder), "--config", "published",
          "--output-dir", str(tmp_path / "b")],
@@ -160,11 +160,11 @@ def test_bad_reference_fails_before_export(tmp_path, capsys, make_ref, needle):
 
 
 def test_truncated_checkpoint_is_named(tmp_path):
-    from conversion.chatterbox import snapshot
+    from conversion.chatterbox.port import PORT
     from conversion.chatterbox.config import REDUCED
     from conversion.core.errors import WeightsError
 
-    folder = snapshot.resolve("random", REDUCED, 0)
+    folder = PORT.resolve_weights("random", REDUCED, 0)
     for name in ("ve.safetensors", "s3gen.safetensors", "tokenizer.json", "voxport-config.json"):
         (tmp_path / name).symlink_to(folder / name)
     (tmp_path / "t3_cfg.safetensors").write_bytes(

@@ -1,4 +1,4 @@
-"""Chatterbox S3Gen flow (graphs_flow + host_flow) against the publisher's own flow.
+"""Chatterbox S3Gen flow (flow/graphs.py + flow/host.py) against the publisher's own flow.
 
 The reference is chatterbox-tts 0.1.7 itself: `CausalMaskedDiffWithXvec`'s embedding, encoder
 and projection with their own masks, `ConditionalDecoder.forward`, and for the whole flow
@@ -23,14 +23,14 @@ pytest.importorskip("chatterbox")
 
 from conversion.chatterbox import weights  # noqa: E402
 from conversion.chatterbox.config import REDUCED, sizes_patched  # noqa: E402
-from conversion.chatterbox.graphs_flow import (  # noqa: E402
+from conversion.chatterbox.flow.graphs import (  # noqa: E402
     ENCODER_GRAPH,
     ESTIMATOR_GRAPH,
     FlowEstimator,
     encoder_graph_spec,
     estimator_graph_spec,
 )
-from conversion.chatterbox.host_flow import (  # noqa: E402
+from conversion.chatterbox.flow.host import (  # noqa: E402
     cosine,
     flow_host_arrays,
     flow_inference,

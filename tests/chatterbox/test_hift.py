@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox import host_hift
+from conversion.chatterbox.hift import host as host_hift
 from conversion.chatterbox.config import MEL_HOP, REDUCED, sizes_patched
-from conversion.chatterbox.graphs_hift import (
+from conversion.chatterbox.hift.graphs import (
     F0_GRAPH,
     TRUNK_GRAPH,
     f0_graph_spec,

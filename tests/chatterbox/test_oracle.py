@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox import snapshot
+from conversion.chatterbox.port import PORT
 from conversion.chatterbox.config import REDUCED
 from conversion.chatterbox.oracle import START_SPEECH, record, record_flow_and_vocoder
+from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.chatterbox.voice import Voice
 from conversion.chatterbox.weights import load_model
 from conversion.core.errors import UserError
@@ -25,7 +26,7 @@ TEXT = "hello there"
 @pytest.fixture(scope="module")
 def model():
     torch.set_num_threads(1)
-    return load_model(snapshot.resolve("random", REDUCED, 0))
+    return load_model(PORT.resolve_weights("random", REDUCED, 0))
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def _replay_tokens(fx, top_p=None, candidates=50):
         top_p=top_p,
         repetition_penalty=s["repetition_penalty"],
         cfg_weight=s["cfg_weight"],
-        order="chatterbox",
+        order=CHATTERBOX_ORDER,
     )
     tokens = fx.intermediates["t3_tokens"][0]
     out = []

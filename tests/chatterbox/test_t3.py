@@ -1,4 +1,4 @@
-"""Chatterbox T3 (graphs_t3 + host_t3) against the publisher's own T3 inference.
+"""Chatterbox T3 (t3/graphs.py + t3/host.py) against the publisher's own T3 inference.
 
 The reference is the publisher's `T3.inference` itself (chatterbox-tts 0.1.7: its
 `prepare_input_embeds`, its `T3HuggingfaceBackend` over transformers' `LlamaModel` with the HF
@@ -26,7 +26,8 @@ pytest.importorskip("chatterbox")
 
 from conversion.chatterbox import weights  # noqa: E402
 from conversion.chatterbox.config import REDUCED, sizes_patched  # noqa: E402
-from conversion.chatterbox.graphs_t3 import (  # noqa: E402
+from conversion.chatterbox.sampling import CHATTERBOX_ORDER  # noqa: E402
+from conversion.chatterbox.t3.graphs import (  # noqa: E402
     GRAPH,
     START_SPEECH,
     STOP_SPEECH,
@@ -35,7 +36,7 @@ from conversion.chatterbox.graphs_t3 import (  # noqa: E402
     prefill_function_name,
     t3_graph_spec,
 )
-from conversion.chatterbox.host_t3 import (  # noqa: E402
+from conversion.chatterbox.t3.host import (  # noqa: E402
     check_fits,
     generate,
     prefill_embeds,
@@ -56,7 +57,7 @@ SAMPLING = SamplingConfig(
     min_p=0.05,
     repetition_penalty=1.2,
     cfg_weight=CFG_WEIGHT,
-    order="chatterbox",
+    order=CHATTERBOX_ORDER,
 )
 TEXT = np.array([255, 12, 30, 9, 44, 17, 8, 21, 33, 0])  # SOT ... EOT (ids < 704)
 FORCED = [17, 4000, 251, 6560, 3, 17, 1024, 777]  # 8 teacher-forced speech tokens

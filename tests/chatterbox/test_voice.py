@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import torch
 
-from conversion.chatterbox import snapshot
+from conversion.chatterbox.port import PORT
 from conversion.chatterbox.config import REDUCED
 from conversion.chatterbox.voice import (
     ReferenceAudioError,
@@ -29,7 +29,7 @@ from conversion.core.errors import UserError
 @pytest.fixture(scope="module")
 def model():
     torch.set_num_threads(1)
-    return load_model(snapshot.resolve("random", REDUCED, 0))
+    return load_model(PORT.resolve_weights("random", REDUCED, 0))
 
 
 def _publisher_cond_emb(model, t3cond, exaggeration=None):

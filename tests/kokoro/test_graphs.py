@@ -32,9 +32,9 @@ from conversion.kokoro.graphs import (  # noqa: E402
     function_name,
     graph_specs,
 )
-from conversion.kokoro.layers_conv import ZeroInsertConvTranspose1d, folded_copy  # noqa: E402
-from conversion.kokoro.layers_lstm import MaskedBiLSTM  # noqa: E402
-from conversion.kokoro.layers_norm import make_span, masked_instance_norm  # noqa: E402
+from conversion.kokoro.layers.conv import ZeroInsertConvTranspose1d, folded_copy  # noqa: E402
+from conversion.kokoro.layers.lstm import MaskedBiLSTM  # noqa: E402
+from conversion.kokoro.layers.norm import make_span, masked_instance_norm  # noqa: E402
 
 CONFIG = Path(conversion.kokoro.__file__).with_name("config.json")
 JUNK = 7.5  # what the pad holds on our side: it must not reach the real span

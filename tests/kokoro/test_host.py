@@ -46,9 +46,9 @@ from conversion.kokoro.host import (
     text_to_chunks,
     write_wav,
 )
-from conversion.kokoro.text_g2p import G2PUnavailableError
-from conversion.kokoro.text_ids import CONFIG_PATH, UnknownPhonemeWarning
-from conversion.kokoro.text_normalize import normalize_text
+from conversion.kokoro.text.g2p import G2PUnavailableError
+from conversion.kokoro.text.ids import CONFIG_PATH, UnknownPhonemeWarning
+from conversion.kokoro.text.normalize import normalize_text
 from oracles import capture_random_draws, replay_random_draws
 
 REPO_ID = "hexgrad/Kokoro-82M"

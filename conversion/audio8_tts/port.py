@@ -1,0 +1,113 @@
+"""Audio8-TTS as a voxport port: name, configurations, weights (a snapshot folder in the
+publisher's layout, or seeded random ones, cached), graphs and export."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from conversion.core.errors import WeightsError
+from conversion.core.export import AssetInfo
+from conversion.core.port import BundleKey, ModelPort
+from conversion.core.threads import pin_torch_threads
+from conversion.core.weights_folder import files_sha256, folder_problem, read_manifest
+
+from . import weights
+from .codec import model as codec_mod
+from .config import Audio8Config, by_name
+from .export import GRAPHS, graph_precisions
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "voxport" / "audio8_tts"
+
+
+class Audio8Port(ModelPort):
+    name = "audio8_tts"
+    summary = "Audio8-TTS-Preview-0.6b (DualAR)"
+    graphs = GRAPHS
+    asset_info = AssetInfo(
+        author="Audio8 AI (Audio8-TTS-Preview-0.6b); exported to Core AI by voxport",
+        license="see the publisher's model card (Edge0/Audio8-TTS-Preview-0.6b)",
+        description="Audio8-TTS DualAR text-to-speech with a streaming codec",
+    )
+
+    def config(self, name: str) -> Audio8Config:
+        return by_name(name)
+
+    def config_json(self, config: Audio8Config) -> dict[str, Any]:
+        return {
+            "config": config.to_json(),
+            "codec_config": codec_mod.CONFIGS[config.name].to_json(),
+        }
+
+    def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
+        pin_torch_threads()
+        if spec is None:
+            raise WeightsError(
+                "audio8_tts: no weights given. Pass --weights DIR (a local snapshot: config.json, "
+                "model.safetensors, codec.pth, tokenizer.json) or --weights random (noise)"
+            )
+        if spec == "random":
+            print(
+                f"audio8_tts: --weights random: seeded random weights at the {config.name} "
+                "configuration; the audio will be noise",
+                file=sys.stderr,
+            )
+            folder = cache_root() / f"random-{config.name}-seed{seed}"
+            if folder_problem(folder, full=False) is not None:
+                codec_cfg = codec_mod.CONFIGS[config.name]
+                weights.random_snapshot(
+                    folder,
+                    config,
+                    seed,
+                    codec_writer=lambda p: codec_mod.write_random_codec(
+                        p, codec_cfg, seed, nested=True
+                    ),
+                )
+            return folder
+        folder = Path(spec).expanduser()
+        weights.check_layout(folder)
+        return folder
+
+    def weights_sha256(self, folder: Path) -> str:
+        """One hash over the snapshot's files (our own voxport-* manifest excluded)."""
+        names = sorted(p.name for p in Path(folder).iterdir() if not p.name.startswith("voxport-"))
+        return files_sha256(folder, names)
+
+    def is_random(self, folder: Path) -> bool:
+        manifest = read_manifest(folder)
+        return bool(manifest and manifest.get("random"))
+
+    def graph_precisions(self, dtype: str) -> dict[str, str]:
+        return graph_precisions(dtype)
+
+    def export_bundle(
+        self,
+        folder: Path,
+        config: Audio8Config,
+        dest: Path,
+        key: BundleKey,
+        dtype: str,
+        overwrite: bool,
+        loaded: Any = None,
+    ) -> Path:
+        from .export import export_bundle
+
+        return export_bundle(
+            loaded if loaded is not None else weights.load(folder, config),
+            dest,
+            dtype,
+            overwrite=overwrite,
+            weights_sha256=key.weights_sha256,
+            graphs=tuple(key.graphs),
+            precisions=key.graphs,
+            key=key.to_json(),
+            info=self.asset_info,
+        )
+
+
+PORT = Audio8Port()

@@ -1,0 +1,105 @@
+"""Chatterbox as a voxport port: name, configurations, weights (a snapshot folder or seeded
+random ones, cached), graphs and export."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from conversion.core.errors import WeightsError
+from conversion.core.export import AssetInfo
+from conversion.core.port import BundleKey, ModelPort
+from conversion.core.threads import pin_torch_threads
+from conversion.core.weights_folder import files_sha256, folder_problem, read_manifest
+
+from . import weights
+from .config import ChatterboxConfig, by_name
+from .export import GRAPHS, graph_precisions
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "voxport" / "chatterbox"
+
+
+class ChatterboxPort(ModelPort):
+    name = "chatterbox"
+    summary = "Chatterbox (T3 + S3Gen + HiFT)"
+    graphs = GRAPHS
+    asset_info = AssetInfo(
+        author="Resemble AI (Chatterbox); exported to Core AI by voxport",
+        license="MIT",
+        description="Chatterbox text-to-speech with zero-shot voice cloning",
+    )
+
+    def config(self, name: str) -> ChatterboxConfig:
+        return by_name(name)
+
+    def config_json(self, config: ChatterboxConfig) -> dict[str, Any]:
+        return config.to_json()
+
+    def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
+        """The snapshot folder for `--weights` (a folder, "random", or nothing)."""
+        pin_torch_threads()
+        if spec is None:
+            raise WeightsError(
+                "chatterbox: no weights given. Pass --weights DIR (a local snapshot of "
+                "ResembleAI/chatterbox: ve.safetensors, t3_cfg.safetensors, s3gen.safetensors, "
+                "tokenizer.json, conds.pt) or --weights random (seeded random weights: noise)"
+            )
+        if spec == "random":
+            print(
+                "chatterbox: --weights random: seeded random weights at the "
+                f"{config.name} configuration; the audio will be noise",
+                file=sys.stderr,
+            )
+            folder = cache_root() / f"random-{config.name}-seed{seed}"
+            if folder_problem(folder, full=False) is not None:
+                weights.random_snapshot(folder, config, seed)
+            return folder
+        folder = Path(spec).expanduser()
+        weights.check_layout(folder)
+        return folder
+
+    def weights_sha256(self, folder: Path) -> str:
+        """One hash over the checkpoint files' contents (what a bundle was exported from)."""
+        return files_sha256(folder, [*weights.REQUIRED, weights.CONDS])
+
+    def is_random(self, folder: Path) -> bool:
+        """True for a snapshot `weights.random_snapshot` wrote (its manifest says so)."""
+        manifest = read_manifest(folder)
+        return bool(manifest and manifest.get("random"))
+
+    def graph_precisions(self, dtype: str) -> dict[str, str]:
+        return graph_precisions(dtype)
+
+    def export_bundle(
+        self,
+        folder: Path,
+        config: ChatterboxConfig,
+        dest: Path,
+        key: BundleKey,
+        dtype: str,
+        overwrite: bool,
+        loaded: Any = None,
+    ) -> Path:
+        from .export import export_bundle
+
+        return export_bundle(
+            loaded if loaded is not None else weights.load_model(folder, config),
+            config,
+            dest,
+            dtype,
+            overwrite=overwrite,
+            weights_sha256=key.weights_sha256,
+            snapshot=folder,
+            graphs=tuple(key.graphs),
+            precisions=key.graphs,
+            key=key.to_json(),
+            info=self.asset_info,
+        )
+
+
+PORT = ChatterboxPort()

@@ -1,0 +1,256 @@
+"""The model contract: what every model port declares, and the one rule that finds its bundle.
+
+A model folder implements `ModelPort` once (`conversion/<name>/port.py`, an instance named
+`PORT`) and its command-line verbs once (`conversion/<name>/cli.py`, `ModelCommands`); the
+registry checks both on import. Everything that names, finds or reuses a bundle lives here, so
+`export`, `speak`, `gate` and `bench` of every model agree on it:
+
+- one name per model, spelled the same in the folder, the registry, the manifest, the bundle
+  path and the CLI (`kokoro`, `chatterbox`, `audio8_tts`);
+- the default bundle folder: `bundles/{name}-{dtype}`, then `-{config}` unless the config is
+  the published one, then `-{variant}` for a graph or bucket subset (e.g. a gate's);
+- the reuse key (`BundleKey`): everything that changes the graphs — model, weights sha256,
+  the configuration's sizes and bucket tables, each graph's precision, and which graphs. A
+  bundle whose manifest records the same key is reused; any difference re-exports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from .bundle import load_manifest
+from .errors import BundleIntegrityError, BundleNotFoundError, UserError
+from .export import AssetInfo
+
+BUNDLES_DIR = Path("bundles")
+PUBLISHED = "published"
+DTYPES = ("fp32", "fp16", "int8")
+
+
+@dataclass(frozen=True)
+class BundleKey:
+    """What a bundle's graphs were made from; equal keys mean the same graphs."""
+
+    model: str
+    weights_sha256: str
+    config: dict[str, Any]
+    graphs: dict[str, str]  # graph -> precision, for exactly the graphs the bundle holds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "weights_sha256": self.weights_sha256,
+            "config": self.config,
+            "graphs": self.graphs,
+        }
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ModelPort(ABC):
+    """One model: its name, configurations, weights, graphs, export and bundle reuse.
+
+    Subclasses set the class attributes and implement the abstract methods; `ensure_bundle`
+    and `bundle_path` are the shared rule and are not overridden.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    graphs: ClassVar[tuple[str, ...]]
+    asset_info: ClassVar[AssetInfo]
+    configs: ClassVar[tuple[str, ...]] = (PUBLISHED, "reduced")
+
+    # -- what each model provides -------------------------------------------------------------
+
+    @abstractmethod
+    def config(self, name: str) -> Any:
+        """The configuration object for a `--config` name."""
+
+    @abstractmethod
+    def config_json(self, config: Any) -> dict[str, Any]:
+        """What of `config` changes the graphs (sizes, bucket tables), as JSON."""
+
+    @abstractmethod
+    def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
+        """The snapshot folder for `--weights` (a folder, 'random', or the model's default)."""
+
+    @abstractmethod
+    def weights_sha256(self, folder: Path) -> str:
+        """One hash over the snapshot's checkpoint files: what a bundle was exported from."""
+
+    @abstractmethod
+    def is_random(self, folder: Path) -> bool:
+        """True when the snapshot holds seeded random weights (its audio is noise)."""
+
+    @abstractmethod
+    def graph_precisions(self, dtype: str) -> dict[str, str]:
+        """Each graph's precision in a bundle of `dtype` (a bundle may mix precisions)."""
+
+    @abstractmethod
+    def export_bundle(
+        self,
+        folder: Path,
+        config: Any,
+        dest: Path,
+        key: BundleKey,
+        dtype: str,
+        overwrite: bool,
+        loaded: Any = None,
+    ) -> Path:
+        """Export the graphs `key` names at its precisions into `dest` (atomically), with
+        `key` recorded in the manifest. `loaded` is the model already in memory, if any."""
+
+    # -- the shared rule ------------------------------------------------------------------------
+
+    def bundle_key(
+        self,
+        folder: Path,
+        config: Any,
+        dtype: str,
+        graphs: Sequence[str] | None = None,
+        precisions: dict[str, str] | None = None,
+    ) -> BundleKey:
+        """The key of the bundle for these weights, config, dtype and graph subset."""
+        if dtype not in DTYPES:
+            raise UserError(f"unknown dtype '{dtype}': choose one of {', '.join(DTYPES)}")
+        chosen = tuple(graphs or self.graphs)
+        unknown = sorted(set(chosen) - set(self.graphs))
+        if unknown:
+            raise UserError(f"{self.name} has no graph {unknown}: it has {list(self.graphs)}")
+        per_graph = {**self.graph_precisions(dtype), **(precisions or {})}
+        return BundleKey(
+            self.name,
+            self.weights_sha256(folder),
+            self.config_json(config),
+            {g: per_graph[g] for g in chosen},
+        )
+
+    def bundle_path(self, config_name: str, dtype: str, variant: str | None = None) -> Path:
+        """The default folder: `bundles/{name}-{dtype}[-{config}][-{variant}]`."""
+        parts = [self.name, dtype]
+        if config_name != PUBLISHED:
+            parts.append(config_name)
+        if variant:
+            parts.append(variant)
+        return BUNDLES_DIR / "-".join(parts)
+
+    def is_current(self, bundle: Path, key: BundleKey) -> bool:
+        """True when `bundle` holds intact graphs made from exactly `key`."""
+        try:
+            return load_manifest(bundle).key == key.to_json()
+        except (BundleNotFoundError, BundleIntegrityError):
+            return False
+
+    def ensure_bundle(
+        self,
+        folder: Path,
+        config: Any,
+        config_name: str,
+        dtype: str,
+        path: Path | None = None,
+        graphs: Sequence[str] | None = None,
+        precisions: dict[str, str] | None = None,
+        variant: str | None = None,
+        loaded: Any = None,
+    ) -> Path:
+        """The bundle for these arguments: reused when current, else exported (once)."""
+        key = self.bundle_key(folder, config, dtype, graphs, precisions)
+        path = Path(path) if path is not None else self.bundle_path(config_name, dtype, variant)
+        if self.is_current(path, key):
+            return path
+        if (path / "manifest.json").exists():
+            print(
+                f"{self.name}: {path} was exported from other weights, sizes or precisions: "
+                "re-exporting",
+                file=sys.stderr,
+            )
+        return self.export_bundle(folder, config, path, key, dtype, overwrite=True, loaded=loaded)
+
+    def export(
+        self,
+        folder: Path,
+        config: Any,
+        dest: Path,
+        dtype: str,
+        overwrite: bool,
+        loaded: Any = None,
+    ) -> Path:
+        """`voxport export`: every graph at `dtype` into `dest`, keyed for later reuse."""
+        key = self.bundle_key(folder, config, dtype)
+        return self.export_bundle(folder, config, dest, key, dtype, overwrite, loaded=loaded)
+
+
+@dataclass
+class BundleSource:
+    """The bundles one command may ask for, over one snapshot: what a gate or a bench takes
+    instead of the CLI's arguments. `path` (--bundle) places the main bundle; a side bundle
+    (a variant: a graph subset, other precisions) goes beside it as `{path}-{variant}`, or
+    to its own default folder when no path was given."""
+
+    port: ModelPort
+    folder: Path
+    config_name: str
+    path: Path | None = None
+    loaded: Any = None
+
+    def get(
+        self,
+        config: Any,
+        dtype: str,
+        graphs: Sequence[str] | None = None,
+        precisions: dict[str, str] | None = None,
+        variant: str | None = None,
+    ) -> Path:
+        return self.port.ensure_bundle(
+            self.folder,
+            config,
+            self.config_name,
+            dtype,
+            path=self._path(variant),
+            graphs=graphs,
+            precisions=precisions,
+            variant=variant,
+            loaded=self.loaded,
+        )
+
+    def _path(self, variant: str | None) -> Path | None:
+        if self.path is None or variant is None:
+            return self.path
+        return self.path.with_name(f"{self.path.name}-{variant}")
+
+
+@runtime_checkable
+class ModelCommands(Protocol):
+    """A model's CLI module: its own flags, and the verbs it offers (each returns an exit code).
+
+    `add_arguments(verb, parser)` adds the model's own options to a verb's parser; the
+    registry checks on import that every listed verb is a function of the module.
+    """
+
+    VERBS: tuple[str, ...]
+
+    def add_arguments(self, verb: str, parser: Any) -> None: ...
+
+
+def check_port(port: object, where: str) -> ModelPort:
+    """`port` implements the contract completely, or an error naming what is missing."""
+    if not isinstance(port, ModelPort):
+        raise TypeError(f"{where}: PORT is not a conversion.core.port.ModelPort")
+    missing = [a for a in ("name", "summary", "graphs", "asset_info") if not hasattr(port, a)]
+    if missing:
+        raise TypeError(f"{where}: PORT lacks {missing}")
+    if not port.name.isidentifier() or port.name != port.name.lower():
+        raise TypeError(f"{where}: model name '{port.name}' must be a lower-case identifier")
+    if not where.endswith(f".{port.name}.port"):
+        raise TypeError(f"{where}: a port must live in conversion/{port.name}/port.py")
+    return port
