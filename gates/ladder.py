@@ -42,15 +42,9 @@ METRICS: dict[str, MetricSpec] = {
     "psnr": MetricSpec(metrics.psnr, higher_is_better=True),
     "waveform_corr": MetricSpec(metrics.waveform_corr, higher_is_better=True),
     "magspec_corr": MetricSpec(metrics.magnitude_spectrogram_corr, higher_is_better=True),
-    "log_mel_corr": MetricSpec(metrics.log_mel_corr, higher_is_better=True),
     "token_agreement": MetricSpec(metrics.token_agreement, higher_is_better=True),
     "wer": MetricSpec(word_error_rate, higher_is_better=False),
 }
-
-
-def register_metric(name: str, fn: Callable[..., float], higher_is_better: bool) -> None:
-    """Add a model-specific metric to the registry (e.g. a duration-agreement check)."""
-    METRICS[name] = MetricSpec(fn, higher_is_better)
 
 
 @dataclass
@@ -61,7 +55,7 @@ class Rung:
     ``metric``" (so ``Rung("enc", "max_abs", 1e-3, f)`` passes when the error is *below*
     1e-3); for an unregistered metric, whose compute must return a float, ``None`` means
     higher is better. ``options`` are extra keyword arguments for the metric function,
-    e.g. ``{"sr": 22050}`` for ``log_mel_corr``.
+    e.g. ``{"n_fft": 512, "hop": 128}`` for ``magspec_corr``.
     """
 
     name: str

@@ -2,12 +2,11 @@
 
 Tensor metrics (``max_abs``, ``cosine``, ``psnr``) demand identical shapes and raise
 ``ShapeMismatch`` otherwise: a shape difference is a porting bug, never something to
-paper over. Audio metrics (``waveform_corr``, ``magnitude_spectrogram_corr``,
-``log_mel_corr``) take mono signals (size-1 axes are squeezed away) and **trim both to
-the shorter length**, because a vocoder port may legitimately emit a few samples more or
-less than the reference. All arithmetic is float64 so the metric never adds its own
-rounding to what it measures. NaN in an input propagates to a NaN result, which fails
-every threshold.
+paper over. Audio metrics (``waveform_corr``, ``magnitude_spectrogram_corr``) take mono
+signals (size-1 axes are squeezed away) and **trim both to the shorter length**, because a
+vocoder port may legitimately emit a few samples more or less than the reference. All
+arithmetic is float64 so the metric never adds its own rounding to what it measures. NaN in
+an input propagates to a NaN result, which fails every threshold.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gates.errors import ShapeMismatch
-from gates.spectral import log_mel, stft_magnitude
+from gates.spectral import stft_magnitude
 
 
 def as_array(x: Any) -> np.ndarray:
@@ -126,22 +125,6 @@ def magnitude_spectrogram_corr(
     """
     ref, cand = _audio_pair(reference, candidate)
     return _pearson(stft_magnitude(ref, n_fft, hop), stft_magnitude(cand, n_fft, hop))
-
-
-def log_mel_corr(
-    reference: Any,
-    candidate: Any,
-    sr: int = 24000,
-    n_mels: int = 80,
-    n_fft: int = 1024,
-    hop: int = 256,
-) -> float:
-    """Pearson correlation of log(mel + 1e-5), trimmed to the shorter signal.
-
-    Mel filters: Slaney scale, Slaney area-normalised triangles (see ``gates.spectral``).
-    """
-    ref, cand = _audio_pair(reference, candidate)
-    return _pearson(log_mel(ref, sr, n_mels, n_fft, hop), log_mel(cand, sr, n_mels, n_fft, hop))
 
 
 def token_agreement(ref_tokens: Sequence[Any], cand_tokens: Sequence[Any]) -> float:

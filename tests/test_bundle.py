@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter, load_manifest
 from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
 from conversion.core.export import FunctionSpec, GraphSpec
 from conversion.core.runtime import Session
+from conversion.selftest import graphs as sg
 
 
 def _mlp_bundle(dest, seed, overwrite=False):

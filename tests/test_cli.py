@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conversion.core.cli import main
+from conversion.cli.main import main
 
 
 def _run(argv, capsys):

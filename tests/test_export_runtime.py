@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, UserError
 from conversion.core.export import FunctionSpec, GraphSpec
 from conversion.core.runtime import Session
 from conversion.core.testing import run_through_coreai
+from conversion.selftest import graphs as sg
 from gates.metrics import psnr
 
 PROMPT = [3, 14, 15, 9, 2, 6, 5, 35]

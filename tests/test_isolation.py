@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from conversion.selftest import graphs as sg
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, RuntimeCrash
 from conversion.core.runtime import IsolatedSession
+from conversion.selftest import graphs as sg
 
 
 @pytest.fixture()

@@ -11,7 +11,7 @@ comparing reference and publisher belongs to a snapshot that does). Rungs (gate_
 4. one codec window through the runtime vs the eager codec: cos ≥ 0.9999; streamed decode vs
    one-shot on the first window;
 5. the precision table per AR (fp32 / fp16 / int8; eager simulation: coreai-opt cannot quantize
-   one AR of a fused graph), gated where the port notes set a bar.
+   one AR of a fused graph), gated on the rows in `gate_rungs.PRECISION_MIN`.
 """
 
 from __future__ import annotations

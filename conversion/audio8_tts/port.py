@@ -31,7 +31,8 @@ class Audio8Port(ModelPort):
     graphs = GRAPHS
     asset_info = AssetInfo(
         author="Audio8 AI (Audio8-TTS-Preview-0.6b); exported to Core AI by voxport",
-        license="see the publisher's model card (Edge0/Audio8-TTS-Preview-0.6b)",
+        # the publisher's code states none; its model card is the source
+        license="as on the publisher's model card (Audio8/Audio8-TTS-Preview-0.6b)",
         description="Audio8-TTS DualAR text-to-speech with a streaming codec",
     )
 

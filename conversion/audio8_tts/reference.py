@@ -523,6 +523,114 @@ def seeded_uniforms(seed: int, config: Audio8Config) -> UniformsFn:
     return fn
 
 
+def _prompt_rows(prompt: np.ndarray | torch.Tensor, config: Audio8Config) -> torch.Tensor:
+    """The prompt as a long tensor [11, P], P below the context length."""
+    c = config
+    prompt = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
+    if prompt.dim() != 2 or prompt.shape[0] != c.num_codebooks + 1:
+        raise ValueError(f"prompt must be [{c.num_codebooks + 1}, P], got {list(prompt.shape)}")
+    if prompt.shape[1] >= c.max_seq_len:
+        raise ValueError(f"prompt length {prompt.shape[1]} must be smaller than {c.max_seq_len}")
+    return prompt
+
+
+def _uniform_tensors(
+    uniforms: UniformsFn | Sequence[tuple[np.ndarray, np.ndarray]] | None, config: Audio8Config
+) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """step -> (u_slow [1, 2, 4097], u_fast [1, 9, 4096]) float32 tensors, from a function or a
+    recorded list (default: `seeded_uniforms(0)`)."""
+    if uniforms is None:
+        uniforms = seeded_uniforms(0, config)
+    get_u = uniforms if callable(uniforms) else (lambda k: uniforms[k])
+
+    def at(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        u_s, u_f = get_u(step)
+        u_s = torch.as_tensor(np.asarray(u_s, np.float32))[None]
+        u_f = torch.as_tensor(np.asarray(u_f, np.float32))[None]
+        return u_s, u_f
+
+    return at
+
+
+def _slow_draw(
+    model: Audio8LM,
+    hidden: torch.Tensor,
+    u_s: torch.Tensor,
+    window: torch.Tensor | None,
+    sp: SamplingParams,
+    full_vocab: bool,
+) -> tuple[torch.Tensor, SemanticDraw]:
+    """The step's compact slow logits [1, 4097] and its semantic draw (compact or full-vocab)."""
+    c = model.config
+    logits = model.semantic_logits(hidden)
+    if full_vocab:
+        d = draw_semantic_full(model.full_logits(hidden), expand_uniforms(u_s, c), window, c, sp)
+    else:
+        d = draw_semantic(logits, u_s, window, c, sp)
+    return logits, d
+
+
+def _forced_column(forced: np.ndarray | None, step: int) -> torch.Tensor | None:
+    """The teacher-forced column [1, 11] of `step`, or None when not forcing."""
+    return None if forced is None else torch.as_tensor(np.asarray(forced[step]))[None].long()
+
+
+def _fast_codes(
+    model: Audio8LM,
+    hidden: torch.Tensor,
+    d: SemanticDraw,
+    col: torch.Tensor | None,
+    u_f: torch.Tensor,
+    sp: SamplingParams,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fast AR on the drawn semantic, or on the forced column's semantic and codes."""
+    if col is None:
+        return model.fast_frame(hidden, d.semantic, u_f, sp, None)
+    return model.fast_frame(hidden, col[:, 0], u_f, sp, col[:, 1:])
+
+
+def _frame_record(
+    step: int,
+    position: int,
+    window: torch.Tensor | None,
+    ras_window: int,
+    *,
+    logits: torch.Tensor,
+    draw: SemanticDraw,
+    codes: torch.Tensor,
+    fast_logits: torch.Tensor,
+    u_slow: torch.Tensor,
+    u_fast: torch.Tensor,
+) -> FrameRecord:
+    """One step's record (batch row 0); `window` None at step 0 is recorded as all empty."""
+    return FrameRecord(
+        step=step,
+        position=position,
+        logits=logits[0].numpy(),
+        window=(np.full(ras_window, -1) if window is None else window[0].numpy()),
+        normal=int(draw.normal),
+        high=int(draw.high),
+        semantic=int(draw.semantic),
+        used_high=bool(draw.used_high),
+        codes=codes[0].numpy(),
+        fast_logits=fast_logits[0].numpy(),
+        u_slow=u_slow[0].numpy(),
+        u_fast=u_fast[0].numpy(),
+    )
+
+
+def _fed_column(
+    d: SemanticDraw, codes: torch.Tensor, col: torch.Tensor | None, eos_token_id: int
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The frame's column [1, 11] and the semantic the RAS window takes: the forced column, else
+    the drawn semantic and codes; None when the draw is eos (generation stops)."""
+    if col is not None:
+        return col, col[:, 0]
+    if int(d.semantic) == eos_token_id:
+        return None
+    return torch.cat((d.semantic[:, None], codes), dim=1), d.semantic
+
+
 @torch.no_grad()
 def generate(
     model: Audio8LM,
@@ -544,16 +652,10 @@ def generate(
     """
     c = model.config
     sp = sampling or SamplingParams.from_config(c)
-    prompt = torch.as_tensor(np.asarray(prompt), dtype=torch.long)
-    if prompt.dim() != 2 or prompt.shape[0] != c.num_codebooks + 1:
-        raise ValueError(f"prompt must be [{c.num_codebooks + 1}, P], got {list(prompt.shape)}")
+    prompt = _prompt_rows(prompt, c)
     width = prompt.shape[1]
-    if width >= c.max_seq_len:
-        raise ValueError(f"prompt length {width} must be smaller than {c.max_seq_len}")
     max_frames = min(int(max_frames), c.max_seq_len - width)
-    if uniforms is None:
-        uniforms = seeded_uniforms(0, c)
-    get_u = uniforms if callable(uniforms) else (lambda k: uniforms[k])
+    get_u = _uniform_tensors(uniforms, c)
 
     hidden, cache = model.slow(prompt[None])
     out = Generation(codes=np.zeros((c.num_codebooks, 0), np.int64))
@@ -562,48 +664,28 @@ def generate(
     emitted = []
     for step in range(max_frames):
         u_s, u_f = get_u(step)
-        u_s = torch.as_tensor(np.asarray(u_s, np.float32))[None]
-        u_f = torch.as_tensor(np.asarray(u_f, np.float32))[None]
-        logits = model.semantic_logits(hidden)
-        if full_vocab:
-            d = draw_semantic_full(
-                model.full_logits(hidden), expand_uniforms(u_s, c), window, c, sp
-            )
-        else:
-            d = draw_semantic(logits, u_s, window, c, sp)
-        col = None if forced is None else torch.as_tensor(np.asarray(forced[step]))[None].long()
-        codes, fast_logits = model.fast_frame(
-            hidden,
-            d.semantic if col is None else col[:, 0],
-            u_f,
-            sp,
-            None if col is None else col[:, 1:],
-        )
+        logits, d = _slow_draw(model, hidden, u_s, window, sp, full_vocab)
+        col = _forced_column(forced, step)
+        codes, fast_logits = _fast_codes(model, hidden, d, col, u_f, sp)
         out.frames.append(
-            FrameRecord(
-                step=step,
-                position=width - 1 + step,
-                logits=logits[0].numpy(),
-                window=(np.full(sp.ras_window, -1) if window is None else window[0].numpy()),
-                normal=int(d.normal),
-                high=int(d.high),
-                semantic=int(d.semantic),
-                used_high=bool(d.used_high),
-                codes=codes[0].numpy(),
-                fast_logits=fast_logits[0].numpy(),
-                u_slow=u_s[0].numpy(),
-                u_fast=u_f[0].numpy(),
+            _frame_record(
+                step,
+                width - 1 + step,
+                window,
+                sp.ras_window,
+                logits=logits,
+                draw=d,
+                codes=codes,
+                fast_logits=fast_logits,
+                u_slow=u_s,
+                u_fast=u_f,
             )
         )
-        if col is None:
-            if int(d.semantic) == c.eos_token_id:
-                out.finished = True
-                break
-            column = torch.cat((d.semantic[:, None], codes), dim=1)
-            semantic_fed = d.semantic
-        else:
-            column = col
-            semantic_fed = col[:, 0]
+        fed = _fed_column(d, codes, col, c.eos_token_id)
+        if fed is None:
+            out.finished = True
+            break
+        column, semantic_fed = fed
         emitted.append(column[0, 1:].numpy())
         window = next_window(window, semantic_fed, sp.ras_window)
         if step + 1 == max_frames:
@@ -612,25 +694,3 @@ def generate(
     if emitted:
         out.codes = np.stack(emitted, axis=1)
     return out
-
-
-def random_model(config: Audio8Config, seed: int = 0) -> Audio8LM:
-    """A seeded random Audio8LM (weights.random_lm_state when present, else a local init)."""
-    model = Audio8LM(config).eval()
-    try:
-        from . import weights
-    except ImportError:
-        weights = None
-    if weights is not None and hasattr(weights, "random_lm_state"):
-        model.load_state_dict(weights.random_lm_state(config, seed))
-        return model
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
-            elif name.endswith("bias"):
-                p.copy_(0.02 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.02 * torch.randn(p.shape, generator=g))
-    return model

@@ -8,7 +8,7 @@ Facts from the publisher's code (`model/audio8_tts_0_6B_preview/`):
 - The prompt templates (processing_arktts.py) need three special tokens as single ids:
   `<|im_start|>`, `<|im_end|>`, `<|voice|>`. `<|speaker:0|>` appears in the reference template
   too; whether the publisher's tokenizer holds it as one token is not visible from the code
-  (a Fish-S2-style C++ port notes it is BPE'd as plain text). The stand-in treats it as text.
+  (unverified without the real tokenizer.json). The stand-in treats it as plain text.
 - Semantic ids are computed (`semantic_begin_id + code`), never encoded from text. The
   stand-in still names them `<|semantic:{i}|>` (the Fish Speech convention) so they decode.
 - Where `<|voice|>` sits in the real vocabulary is not in the published code: the 13 ids

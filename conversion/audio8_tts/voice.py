@@ -17,17 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.errors import UserError
+from conversion.core.errors import ReferenceAudioError, UserError
 
 from .codec.graphs import ENCODER_GRAPH, FUNCTION
 
 MIN_SECONDS, MAX_SECONDS = 0.5, 30.0
 SILENCE_PEAK = 1e-4
 FORMAT = "voxport-audio8-voice/1"
-
-
-class ReferenceAudioError(UserError):
-    """A reference clip that cannot make a voice."""
 
 
 @dataclass

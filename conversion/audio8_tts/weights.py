@@ -284,6 +284,13 @@ def random_lm_state(
     return state
 
 
+def random_model(config: Audio8Config, seed: int = 0) -> Audio8LM:
+    """A seeded random reference Audio8LM (the weights `random_lm_state` draws)."""
+    model = Audio8LM(config).eval()
+    model.load_state_dict(random_lm_state(config, seed))
+    return model
+
+
 # --- loading ----------------------------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@
 
 `--dtype` picks the mix: fp32 = every graph fp32 (the parity reference); int8 = T3 int8,
 the rest fp32 (what the Linux runtime runs at speed); fp16 = T3 int8 and the estimator fp16,
-the rest fp32 (the port notes' device choice; the Linux runtime emulates fp16 slowly).
+the rest fp32 (meant for a device; the Linux runtime emulates fp16 matmuls, 115-225x slower
+than fp32: `docs/tools/op_table.py --only linear_fp32 linear_fp16`).
 """
 
 from __future__ import annotations

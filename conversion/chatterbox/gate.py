@@ -63,9 +63,9 @@ REF_SECONDS = 2.0
 
 def gate_config(config: ChatterboxConfig) -> ChatterboxConfig:
     """The sizes the gate exports: the published ones cut to the buckets the gate's utterance
-    uses (one prefill bucket, encoder@256, estimator@512, vocoder@256 - the port notes'
-    buckets), because a published T3 export peaks near 12 GB per bucket set and the Linux
-    runtime takes ~90 s per 256-frame vocoder call. The reduced configuration is gated whole.
+    uses (one prefill bucket, encoder@256, estimator@512, vocoder@256), because a published
+    T3 export peaks near 12 GB per bucket set and the Linux runtime takes ~90 s per 256-frame
+    vocoder call. The reduced configuration is gated whole.
     """
     if not config.is_published:
         return config
@@ -272,7 +272,7 @@ def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
 
 
 def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
-    """Mel with n Euler steps vs 10 steps, same tokens and noise (the port notes' table)."""
+    """Mel with n Euler steps vs 10 steps, same tokens and noise (the card's step table)."""
     fx = case.fixture
     tokens = _speech_tokens(fx)
     ref = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=steps[0]).mel

@@ -215,94 +215,122 @@ def _run_t3(
 # ---------------------------------------------------------------------------------------------
 
 
+class _S3GenRecorder:
+    """The hooks and wrappers `_run_s3gen` installs on S3Gen, and what they saw.
+
+    `rec` takes the module intermediates, `steps` each Euler step's estimator x, t and output,
+    `shared` the estimator inputs that must not change between steps (mu, mask, spks, cond).
+    """
+
+    def __init__(self, estimator: torch.nn.Module) -> None:
+        self.rec: dict[str, np.ndarray] = {}
+        self.steps: dict[str, list[np.ndarray]] = {"x": [], "t": [], "v": []}
+        self.shared: dict[str, np.ndarray] = {}
+        self._est_sig = inspect.signature(estimator.forward)  # before the forward is wrapped
+
+    def put(self, key: str) -> Callable[..., None]:
+        """A forward hook recording the module's output (the first, for a tuple) as `key`."""
+
+        def hook(_m: Any, _a: Any, out: Any) -> None:
+            self.rec[key] = _np(out[0] if isinstance(out, tuple | list) else out)
+
+        return hook
+
+    def pre(self, key: str, index: int = 0) -> Callable[..., None]:
+        """A forward pre-hook recording the module's positional input `index` as `key`."""
+
+        def hook(_m: Any, args: tuple) -> None:
+            self.rec[key] = _np(args[index])
+
+        return hook
+
+    def on_decoder(self, _m: Any, _args: Any, kwargs: dict[str, Any]) -> None:
+        for name, key in (("mu", "mu"), ("mask", "cfm_mask"), ("spks", "cfm_spks")):
+            self.rec[key] = _np(kwargs[name])
+        self.rec["cfm_cond"] = _np(kwargs["cond"])
+
+    def on_source(self, _m: Any, _a: Any, out: tuple) -> None:
+        self.rec["source"], self.rec["source_uv"] = _np(out[0]), _np(out[2])
+
+    def _check_shared(self, arguments: dict[str, Any]) -> None:
+        for name in ("mu", "mask", "spks", "cond"):
+            value = _np(arguments[name])
+            if name not in self.shared:
+                self.shared[name] = value
+            elif not np.array_equal(self.shared[name], value):
+                raise RuntimeError(f"oracle: estimator input {name} changed between steps")
+
+    def estimator(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """Wraps the estimator's forward: each Euler step's x, t and velocity."""
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            bound = self._est_sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            a = bound.arguments
+            out = original(*args, **kwargs)
+            self.steps["x"].append(_np(a["x"]))
+            self.steps["t"].append(_np(a["t"]))
+            self.steps["v"].append(_np(out))
+            self._check_shared(a)
+            return out
+
+        return forward
+
+    def vocoder(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """Wraps HiFT's inference: its wav before S3Gen's in-place trim_fade."""
+
+        def inference(*args: Any, **kwargs: Any) -> Any:
+            wav, source = original(*args, **kwargs)
+            self.rec["wav_vocoder"] = _np(wav)
+            return wav, source
+
+        return inference
+
+    def install(self, stack: contextlib.ExitStack, s3: Any) -> None:
+        """Every hook and wrapper, removed when `stack` closes."""
+        flow, hift = s3.flow, s3.mel2wav
+        add = stack.enter_context(_hooks())
+        add(flow.input_embedding, self.pre("flow_tokens"), pre=True)
+        add(flow.encoder, self.put("flow_encoder_out"))
+        add(flow.decoder, self.on_decoder, pre=True, kwargs=True)
+        add(flow.decoder, self.put("cfm_out"))
+        add(hift.f0_predictor, self.pre("mel"), pre=True)
+        add(hift.f0_predictor, self.put("f0"))
+        add(hift.f0_upsamp, self.put("f0_upsampled"))
+        add(hift.m_source.l_sin_gen, self.put("sine_waves"))
+        add(hift.m_source, self.on_source)
+        add(hift.conv_post, self.put("hift_conv_post"))
+        stack.enter_context(_wrap_method(flow.decoder.estimator, "forward", self.estimator))
+        stack.enter_context(_wrap_method(hift, "inference", self.vocoder))
+
+    def intermediates(self, draws: dict[str, Any]) -> dict[str, np.ndarray]:
+        """What was recorded, with the CFM noise and the per-step arrays stacked."""
+        rec = self.rec
+        rec["flow_tokens"] = rec["flow_tokens"].astype(np.int64)
+        rec["z"] = np.array(draws["randn_like/0"], copy=True)
+        rec["cfm_t"] = np.stack(self.steps["t"])  # [S, 2]
+        rec["cfm_x"] = np.stack(self.steps["x"])  # [S, 2, 80, T2] (both rows are x)
+        rec["cfm_velocity"] = np.stack(self.steps["v"])  # [S, 2, 80, T2] (cond row, then uncond)
+        for name, value in self.shared.items():
+            rec[f"cfm_{name}_in"] = value  # [2, ...]: row 1 zeroed for CFG (mask is in both)
+        return rec
+
+
 def _run_s3gen(
     model: ChatterboxTTS, speech_tokens: torch.Tensor, ref_dict: dict, n_cfm_timesteps: int
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, float]:
     """`S3Gen.inference` with hooks: (intermediates, draws, wav after trim_fade, seconds)."""
     s3 = model.s3gen
-    flow, hift = s3.flow, s3.mel2wav
-    est = flow.decoder.estimator
-    rec: dict[str, np.ndarray] = {}
-    steps: dict[str, list[np.ndarray]] = {"x": [], "t": [], "v": []}
-    shared: dict[str, np.ndarray] = {}
-    est_sig = inspect.signature(est.forward)
-
-    def put(key: str) -> Callable[..., None]:
-        def hook(_m: Any, _a: Any, out: Any) -> None:
-            rec[key] = _np(out[0] if isinstance(out, tuple | list) else out)
-
-        return hook
-
-    def pre(key: str, index: int = 0) -> Callable[..., None]:
-        def hook(_m: Any, args: tuple) -> None:
-            rec[key] = _np(args[index])
-
-        return hook
-
-    def on_decoder(_m: Any, _args: Any, kwargs: dict[str, Any]) -> None:
-        for name, key in (("mu", "mu"), ("mask", "cfm_mask"), ("spks", "cfm_spks")):
-            rec[key] = _np(kwargs[name])
-        rec["cfm_cond"] = _np(kwargs["cond"])
-
-    def estimator(original: Callable[..., Any]) -> Callable[..., Any]:
-        def forward(*args: Any, **kwargs: Any) -> Any:
-            bound = est_sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            a = bound.arguments
-            out = original(*args, **kwargs)
-            steps["x"].append(_np(a["x"]))
-            steps["t"].append(_np(a["t"]))
-            steps["v"].append(_np(out))
-            for name in ("mu", "mask", "spks", "cond"):
-                value = _np(a[name])
-                if name not in shared:
-                    shared[name] = value
-                elif not np.array_equal(shared[name], value):
-                    raise RuntimeError(f"oracle: estimator input {name} changed between steps")
-            return out
-
-        return forward
-
-    def vocoder(original: Callable[..., Any]) -> Callable[..., Any]:
-        def inference(*args: Any, **kwargs: Any) -> Any:
-            wav, source = original(*args, **kwargs)
-            rec["wav_vocoder"] = _np(wav)  # before S3Gen's in-place trim_fade
-            return wav, source
-
-        return inference
-
+    recorder = _S3GenRecorder(s3.flow.decoder.estimator)
     with contextlib.ExitStack() as stack:
-        add = stack.enter_context(_hooks())
-        add(flow.input_embedding, pre("flow_tokens"), pre=True)
-        add(flow.encoder, put("flow_encoder_out"))
-        add(flow.decoder, on_decoder, pre=True, kwargs=True)
-        add(flow.decoder, put("cfm_out"))
-        add(hift.f0_predictor, pre("mel"), pre=True)
-        add(hift.f0_predictor, put("f0"))
-        add(hift.f0_upsamp, put("f0_upsampled"))
-        add(hift.m_source.l_sin_gen, put("sine_waves"))
-
-        def on_source(_m: Any, _a: Any, out: tuple) -> None:
-            rec["source"], rec["source_uv"] = _np(out[0]), _np(out[2])
-
-        add(hift.m_source, on_source)
-        add(hift.conv_post, put("hift_conv_post"))
-        stack.enter_context(_wrap_method(est, "forward", estimator))
-        stack.enter_context(_wrap_method(hift, "inference", vocoder))
+        recorder.install(stack, s3)
         draws = stack.enter_context(capture_random_draws())
         start = time.perf_counter()
         wav, _ = s3.inference(
             speech_tokens=speech_tokens, ref_dict=ref_dict, n_cfm_timesteps=n_cfm_timesteps
         )
         seconds = time.perf_counter() - start
-    rec["flow_tokens"] = rec["flow_tokens"].astype(np.int64)
-    rec["z"] = np.array(draws["randn_like/0"], copy=True)
-    rec["cfm_t"] = np.stack(steps["t"])  # [S, 2]
-    rec["cfm_x"] = np.stack(steps["x"])  # [S, 2, 80, T2] (both rows are x)
-    rec["cfm_velocity"] = np.stack(steps["v"])  # [S, 2, 80, T2] (cond row, then uncond)
-    for name, value in shared.items():
-        rec[f"cfm_{name}_in"] = value  # [2, ...]: row 1 zeroed for CFG (mask is in both)
-    return rec, dict(draws), _np(wav), seconds
+    return recorder.intermediates(draws), dict(draws), _np(wav), seconds
 
 
 def _speech_tokens_for_s3gen(t3_tokens: np.ndarray) -> torch.Tensor:
@@ -329,6 +357,131 @@ def _voice_inputs(voice: Voice, exaggeration: float) -> dict[str, np.ndarray]:
         "prompt_tokens": voice.prompt_tokens.astype(np.int64),
         "prompt_feat": voice.prompt_feat,
         "xvector": voice.xvector,
+    }
+
+
+def _check_cfg_weight(cfg_weight: float) -> None:
+    if not cfg_weight > 0:
+        # generate() would build one text row, T3.inference still concatenates two BOS rows
+        raise UserError(
+            f"cfg_weight must be > 0 (the publisher's T3 loop needs CFG), got {cfg_weight}"
+        )
+
+
+def _forced_path(model: ChatterboxTTS, forced_tokens: np.ndarray | None) -> np.ndarray | None:
+    """`forced_tokens` as a flat int64 array of speech-vocabulary ids (None: none forced)."""
+    if forced_tokens is None:
+        return None
+    forced = np.asarray(forced_tokens, dtype=np.int64).reshape(-1)
+    vocab = model.t3.hp.speech_tokens_dict_size
+    if forced.size == 0 or forced.min() < 0 or forced.max() >= vocab:
+        raise ValueError(f"forced_tokens must be 1..n tokens in [0, {vocab})")
+    return forced
+
+
+def _choose_voice(
+    model: ChatterboxTTS, ref_wav: Path | None, voice: Voice | None, exaggeration: float
+) -> Voice:
+    """`ref_wav` cloned, else `voice`, else the model's default conditionals."""
+    if ref_wav is not None:
+        return clone_voice(model, ref_wav, exaggeration)
+    return Voice.from_conditionals(model) if voice is None else voice
+
+
+def _update_exaggeration(model: ChatterboxTTS, exaggeration: float) -> None:
+    """generate(): the exaggeration update, as the publisher writes it."""
+    if exaggeration != model.conds.t3.emotion_adv[0, 0, 0]:
+        from chatterbox.models.t3.modules.cond_enc import T3Cond
+
+        old = model.conds.t3
+        model.conds.t3 = T3Cond(
+            speaker_emb=old.speaker_emb,
+            cond_prompt_speech_tokens=old.cond_prompt_speech_tokens,
+            emotion_adv=exaggeration * torch.ones(1, 1, 1),
+        )
+
+
+def _text_tokens(model: ChatterboxTTS, text: str) -> tuple[str, torch.Tensor]:
+    """generate()'s text path: punc_norm, the tokenizer, the CFG batch of two, SOT/EOT."""
+    from chatterbox.tts import punc_norm
+
+    normalized = punc_norm(text)
+    text_tokens = model.tokenizer.text_to_tokens(normalized)
+    text_tokens = torch.cat([text_tokens, text_tokens], dim=0)
+    hp = model.t3.hp
+    text_tokens = torch.nn.functional.pad(text_tokens, (1, 0), value=hp.start_text_token)
+    text_tokens = torch.nn.functional.pad(text_tokens, (0, 1), value=hp.stop_text_token)
+    return normalized, text_tokens
+
+
+def _nonempty(speech_tokens: torch.Tensor) -> torch.Tensor:
+    if speech_tokens.numel() == 0:
+        raise UserError(
+            "the T3 loop produced no valid speech tokens (stop at the first step?): "
+            "nothing for S3Gen to render"
+        )
+    return speech_tokens
+
+
+def _record_intermediates(
+    t3: dict[str, Any], speech_tokens: torch.Tensor, s3: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    return {
+        "cond_emb": t3["cond_emb"],
+        "t3_prefill_embeds": t3["prefill"],
+        "t3_cond_logits": t3["cond_logits"],
+        "t3_uncond_logits": t3["uncond_logits"],
+        "t3_tokens": t3["tokens"],
+        "speech_tokens": speech_tokens.numpy().astype(np.int64).reshape(1, -1),
+        **s3,
+    }
+
+
+def _record_draws(t3: dict[str, Any], draws: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """S3Gen's captured draws, and T3's uniforms when it sampled (not when teacher-forced)."""
+    all_draws = dict(draws)
+    if t3["uniforms"] is not None:
+        all_draws["t3_uniforms/0"] = t3["uniforms"]
+    return all_draws
+
+
+def _record_meta(
+    model: ChatterboxTTS,
+    voice: Voice,
+    sampling: dict[str, float],
+    t3: dict[str, Any],
+    *,
+    max_new_tokens: int,
+    forced: bool,
+    n_cfm_timesteps: int,
+    s3_seconds: float,
+) -> dict[str, Any]:
+    tokens = t3["tokens"]
+    return {
+        "sample_rate": SAMPLE_RATE,
+        "voice": voice.source,
+        "voice_notes": list(voice.notes),
+        "sampling": {
+            **sampling,
+            "order": "chatterbox",
+            "previous_tokens_start": [START_SPEECH],
+        },
+        "max_new_tokens": max_new_tokens,
+        "forced": forced,
+        "t3_steps": int(tokens.shape[1]),
+        "stopped_on_eos": bool(tokens.shape[1] and tokens[0, -1] == STOP_SPEECH),
+        "n_cfm_timesteps": n_cfm_timesteps,
+        "watermarker": type(model.watermarker).__name__,
+        "seconds": {"t3": round(t3["seconds"], 3), "s3gen": round(s3_seconds, 3)},
+    }
+
+
+def _outputs(model: ChatterboxTTS, wav: np.ndarray) -> dict[str, np.ndarray]:
+    """S3Gen's wav and the publisher's watermarked final wav."""
+    final = model.watermarker.apply_watermark(wav[0], sample_rate=model.sr)
+    return {
+        "wav_unwatermarked": wav.astype(np.float32),
+        "wav": np.asarray(final, np.float32).reshape(1, -1),
     }
 
 
@@ -361,83 +514,31 @@ def record(
     the model's default (`model.conds`). Defaults are `generate`'s, except `max_new_tokens`
     (generate hard-codes 1000) and `n_cfm_timesteps` (S3Gen's default, 10).
     """
-    from chatterbox.tts import punc_norm
-
     exaggeration = check_exaggeration(exaggeration)
-    if not cfg_weight > 0:
-        # generate() would build one text row, T3.inference still concatenates two BOS rows
-        raise UserError(
-            f"cfg_weight must be > 0 (the publisher's T3 loop needs CFG), got {cfg_weight}"
-        )
-    forced = None
-    if forced_tokens is not None:
-        forced = np.asarray(forced_tokens, dtype=np.int64).reshape(-1)
-        vocab = model.t3.hp.speech_tokens_dict_size
-        if forced.size == 0 or forced.min() < 0 or forced.max() >= vocab:
-            raise ValueError(f"forced_tokens must be 1..n tokens in [0, {vocab})")
+    _check_cfg_weight(cfg_weight)
+    forced = _forced_path(model, forced_tokens)
+    if forced is not None:
         max_new_tokens = int(forced.size)
-    if ref_wav is not None:
-        voice = clone_voice(model, ref_wav, exaggeration)
-    elif voice is None:
-        voice = Voice.from_conditionals(model)
-    conds = voice.to_conditionals()
-
-    with _swapped_conds(model, conds):
-        # generate(): the exaggeration update, as the publisher writes it
-        if exaggeration != model.conds.t3.emotion_adv[0, 0, 0]:
-            from chatterbox.models.t3.modules.cond_enc import T3Cond
-
-            old = model.conds.t3
-            model.conds.t3 = T3Cond(
-                speaker_emb=old.speaker_emb,
-                cond_prompt_speech_tokens=old.cond_prompt_speech_tokens,
-                emotion_adv=exaggeration * torch.ones(1, 1, 1),
-            )
-        normalized = punc_norm(text)
-        text_tokens = model.tokenizer.text_to_tokens(normalized)
-        text_tokens = torch.cat([text_tokens, text_tokens], dim=0)
-        hp = model.t3.hp
-        text_tokens = torch.nn.functional.pad(text_tokens, (1, 0), value=hp.start_text_token)
-        text_tokens = torch.nn.functional.pad(text_tokens, (0, 1), value=hp.stop_text_token)
-
+    voice = _choose_voice(model, ref_wav, voice, exaggeration)
+    sampling = {
+        "cfg_weight": cfg_weight,
+        "temperature": temperature,
+        "repetition_penalty": repetition_penalty,
+        "min_p": min_p,
+        "top_p": top_p,
+    }
+    with _swapped_conds(model, voice.to_conditionals()):
+        _update_exaggeration(model, exaggeration)
+        normalized, text_tokens = _text_tokens(model, text)
         torch.manual_seed(int(seed))
         t3 = _run_t3(
-            model,
-            text_tokens,
-            seed=seed,
-            cfg_weight=cfg_weight,
-            temperature=temperature,
-            repetition_penalty=repetition_penalty,
-            min_p=min_p,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            forced=forced,
+            model, text_tokens, seed=seed, max_new_tokens=max_new_tokens, forced=forced, **sampling
         )
-        speech_tokens = _speech_tokens_for_s3gen(t3["tokens"])
-        if speech_tokens.numel() == 0:
-            raise UserError(
-                "the T3 loop produced no valid speech tokens (stop at the first step?): "
-                "nothing for S3Gen to render"
-            )
+        speech_tokens = _nonempty(_speech_tokens_for_s3gen(t3["tokens"]))
         s3, draws, wav, s3_seconds = _run_s3gen(
             model, speech_tokens, model.conds.gen, n_cfm_timesteps
         )
-        final = model.watermarker.apply_watermark(wav[0], sample_rate=model.sr)
-
-    tokens = t3["tokens"]
-    intermediates = {
-        "cond_emb": t3["cond_emb"],
-        "t3_prefill_embeds": t3["prefill"],
-        "t3_cond_logits": t3["cond_logits"],
-        "t3_uncond_logits": t3["uncond_logits"],
-        "t3_tokens": tokens,
-        "speech_tokens": speech_tokens.numpy().astype(np.int64).reshape(1, -1),
-        **s3,
-    }
-    all_draws = dict(draws)
-    if t3["uniforms"] is not None:
-        all_draws["t3_uniforms/0"] = t3["uniforms"]
-    stopped = bool(tokens.shape[1] and tokens[0, -1] == STOP_SPEECH)
+        outputs = _outputs(model, wav)
     return Fixture(
         model="chatterbox",
         seeds={"torch": int(seed), "t3_uniforms": int(seed)},
@@ -447,33 +548,19 @@ def record(
             "text_tokens": text_tokens[:1].numpy().astype(np.int64),
             **_voice_inputs(voice, exaggeration),
         },
-        intermediates=intermediates,
-        draws=all_draws,
-        outputs={
-            "wav_unwatermarked": wav.astype(np.float32),
-            "wav": np.asarray(final, np.float32).reshape(1, -1),
-        },
-        meta={
-            "sample_rate": SAMPLE_RATE,
-            "voice": voice.source,
-            "voice_notes": list(voice.notes),
-            "sampling": {
-                "cfg_weight": cfg_weight,
-                "temperature": temperature,
-                "repetition_penalty": repetition_penalty,
-                "min_p": min_p,
-                "top_p": top_p,
-                "order": "chatterbox",
-                "previous_tokens_start": [START_SPEECH],
-            },
-            "max_new_tokens": max_new_tokens,
-            "forced": forced is not None,
-            "t3_steps": int(tokens.shape[1]),
-            "stopped_on_eos": stopped,
-            "n_cfm_timesteps": n_cfm_timesteps,
-            "watermarker": type(model.watermarker).__name__,
-            "seconds": {"t3": round(t3["seconds"], 3), "s3gen": round(s3_seconds, 3)},
-        },
+        intermediates=_record_intermediates(t3, speech_tokens, s3),
+        draws=_record_draws(t3, draws),
+        outputs=outputs,
+        meta=_record_meta(
+            model,
+            voice,
+            sampling,
+            t3,
+            max_new_tokens=max_new_tokens,
+            forced=forced is not None,
+            n_cfm_timesteps=n_cfm_timesteps,
+            s3_seconds=s3_seconds,
+        ),
         packages=dict.fromkeys(PACKAGES),
     )
 
@@ -497,17 +584,14 @@ def record_flow_and_vocoder(
         s3, draws, wav, seconds = _run_s3gen(
             model, torch.from_numpy(tokens.copy()), model.conds.gen, n_cfm_timesteps
         )
-        final = model.watermarker.apply_watermark(wav[0], sample_rate=model.sr)
+        outputs = _outputs(model, wav)
     return Fixture(
         model="chatterbox",
         seeds={"torch": int(seed)},
         inputs={"speech_tokens": tokens.reshape(1, -1), **_voice_inputs(voice, voice.exaggeration)},
         intermediates=s3,
         draws=dict(draws),
-        outputs={
-            "wav_unwatermarked": wav.astype(np.float32),
-            "wav": np.asarray(final, np.float32).reshape(1, -1),
-        },
+        outputs=outputs,
         meta={
             "sample_rate": SAMPLE_RATE,
             "voice": voice.source,

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from conversion.core.errors import UserError
+from conversion.core.errors import ReferenceAudioError, UserError
 
 from .config import SAMPLE_RATE
 
@@ -67,10 +67,6 @@ _ARRAYS = {
     "prompt_feat": np.float32,
     "xvector": np.float32,
 }
-
-
-class ReferenceAudioError(UserError):
-    """The reference recording for voice cloning cannot be used."""
 
 
 class VoiceError(UserError):

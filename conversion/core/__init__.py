@@ -1,4 +1,5 @@
-"""Model-agnostic machinery: export, bundle, runtime, buckets, precision, dsp, sampling, CLI."""
+"""Model-agnostic machinery, the ground floor: the port contract, export, bundle, runtime,
+buckets, precision, dsp, sampling. It imports no model, no gate, no oracle and no CLI."""
 
 import logging
 import warnings

@@ -232,9 +232,10 @@ class ConvSTFT(nn.Module):
     -0 from a convolution would flip it to -pi.
 
     ``center`` pads in-graph with ``F.pad`` (reflect pad converts and is exact). The Linux
-    runtime's ``pad`` op is slow (DESIGN.md): at 24,000 samples it is roughly half of this
-    graph's ~8 ms there (slice + flip + cat measured ~5 ms), which is not worth a
-    hand-rolled pad whose device behaviour is unproven.
+    runtime's ``pad`` op is slow (``docs/tools/op_table.py --only reflection_pad1d
+    cat_zeros_pad``; docs/core-ai-on-linux.md section 3): at 24,000 samples it is roughly
+    half of this graph's ~8 ms there (slice + flip + cat measured ~5 ms), which is not worth
+    a hand-rolled pad whose device behaviour is unproven.
     """
 
     def __init__(

@@ -47,3 +47,8 @@ class RuntimeCrash(VoxportError):
 
 class WeightsError(UserError):
     """Weights folder missing, incomplete or with the wrong hash."""
+
+
+class ReferenceAudioError(UserError):
+    """A reference recording (voice cloning, voice registration) that cannot make a voice:
+    missing, undecodable, empty, silent, non-finite or outside the model's length range."""

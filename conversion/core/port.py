@@ -44,12 +44,15 @@ class BundleKey:
     graphs: dict[str, str]  # graph -> precision, for exactly the graphs the bundle holds
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The key as the manifest stores it (through JSON: tuples become lists), so a key
+        read back from a manifest compares equal to the one computed now."""
+        raw = {
             "model": self.model,
             "weights_sha256": self.weights_sha256,
             "config": self.config,
             "graphs": self.graphs,
         }
+        return json.loads(json.dumps(raw, sort_keys=True))
 
     @property
     def digest(self) -> str:

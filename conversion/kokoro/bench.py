@@ -21,7 +21,7 @@ from conversion.core.threads import EAGER_THREADS
 from . import host, weights
 from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES
 
-# The one-bucket alternative the measured table is compared with (the port notes' 128 / 512).
+# The one-bucket alternative the measured table is compared with: one fixed 512-frame bucket.
 FIXED_VOCODER = BucketTable.one_dim("L", [512])
 BENCH_SENTENCES = 3
 

@@ -90,6 +90,105 @@ def _pair_cos(name: str, compute) -> Rung:
     return Rung(name, "cosine", COS_MIN, compute)
 
 
+class _CaseRuns:
+    """The bundle's graphs and pipeline on one case's oracle inputs; `cached` memoises."""
+
+    def __init__(self, kb: KokoroBundle, case: Case, plot: Path | None) -> None:
+        self.kb, self.case, self.plot = kb, case, plot
+        self.fx = case.fixture.intermediates
+        self._cache: dict[str, object] = {}
+
+    def predictor(self, bucket=None):
+        return self.kb.predictor(self.case.chunk.ids, self.case.ref_s, bucket)
+
+    def prosody(self, bucket=None):
+        fx = self.fx
+        return self.kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], self.case.ref_s, bucket)
+
+    def vocoder(self, bucket=None):
+        fx = self.fx
+        return self.kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], self.case.ref_s, bucket)
+
+    def cached(self, key, fn):
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    def synthesize(self):
+        case = self.case
+        return self.kb.synthesize_ids(case.chunk.ids, case.ref_s, draws=case.draws()).audio
+
+    def e2e(self, key="e2e"):
+        return self.cached(key, self.synthesize)
+
+    def e2e_pair(self):
+        audio = self.e2e()
+        case = self.case
+        if self.plot is not None:
+            from gates.plot import plot_waveforms
+
+            title = f"kokoro: oracle vs bundle — {case.text}"
+            plot_waveforms(case.fixture.outputs["audio"], audio, host.SAMPLE_RATE, self.plot, title)
+        return case.fixture.outputs["audio"], audio
+
+
+def _graph_rungs(runs: _CaseRuns) -> list[Rung]:
+    """Each graph fed the oracle's own inputs: predictor, prosody, vocoder."""
+    fx, cached = runs.fx, runs.cached
+    return [
+        _pair_cos(
+            "predictor: duration",
+            lambda: (fx["duration"].reshape(-1), cached("pred", runs.predictor)["duration"]),
+        ),
+        _pair_cos("predictor: d", lambda: (fx["d"], cached("pred", runs.predictor)["d"])),
+        _pair_cos("predictor: t_en", lambda: (fx["t_en"], cached("pred", runs.predictor)["t_en"])),
+        Rung(
+            "predictor: rounded durations",
+            "token_agreement",
+            1.0,
+            lambda: (
+                list(fx["pred_dur"]),
+                list(host.pred_durations(cached("pred", runs.predictor)["duration"])),
+            ),
+        ),
+        _pair_cos("prosody: asr", lambda: (fx["asr"], cached("pros", runs.prosody)["asr"])),
+        _pair_cos("prosody: F0", lambda: (fx["F0"], cached("pros", runs.prosody)["F0"])),
+        _pair_cos("prosody: N", lambda: (fx["N"], cached("pros", runs.prosody)["N"])),
+        _pair_cos(
+            "vocoder: waveform (oracle har)",
+            lambda: (runs.case.fixture.outputs["audio"], cached("voc", runs.vocoder)),
+        ),
+    ]
+
+
+def _pipeline_rungs(runs: _CaseRuns) -> list[Rung]:
+    """End to end with the oracle's draws, and two runs bit-identical."""
+    return [
+        Rung(
+            "end to end (oracle draws): magspec corr",
+            "magspec_corr",
+            MAGSPEC_MIN,
+            runs.e2e_pair,
+        ),
+        Rung(
+            "two runs bit-identical: max|Δ|",
+            "max_abs",
+            0.0,
+            lambda: (runs.e2e(), runs.e2e("again")),
+        ),
+    ]
+
+
+def _set_thresholds(rungs: list[Rung], precision: str) -> None:
+    """The cosine and magspec bars of the bundle's precision (`THRESHOLDS`)."""
+    cos_min, magspec_min = THRESHOLDS[precision]
+    for r in rungs:
+        if r.metric == "cosine":
+            r.threshold = cos_min
+        elif r.metric == "magspec_corr":
+            r.threshold = magspec_min
+
+
 def kokoro_rungs(
     kb: KokoroBundle,
     cases: list[Case],
@@ -104,81 +203,17 @@ def kokoro_rungs(
     With `plot`, the end-to-end rung also writes oracle vs bundle waveforms there.
     """
     case = cases[0]
-    fx = case.fixture.intermediates
-    ids = case.chunk.ids
-    n_tok = len(ids)
-    frames = int(fx["pred_dur"].sum())
-    cache: dict[str, object] = {}
-
-    def predictor(bucket=None):
-        return kb.predictor(ids, case.ref_s, bucket)
-
-    def prosody(bucket=None):
-        return kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], case.ref_s, bucket)
-
-    def vocoder(bucket=None):
-        return kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], case.ref_s, bucket)
-
-    def cached(key, fn):
-        if key not in cache:
-            cache[key] = fn()
-        return cache[key]
-
-    def e2e(key="e2e"):
-        return cached(key, lambda: kb.synthesize_ids(ids, case.ref_s, draws=case.draws()).audio)
-
-    def e2e_pair():
-        audio = e2e()
-        if plot is not None:
-            from gates.plot import plot_waveforms
-
-            title = f"kokoro: oracle vs bundle — {case.text}"
-            plot_waveforms(case.fixture.outputs["audio"], audio, host.SAMPLE_RATE, plot, title)
-        return case.fixture.outputs["audio"], audio
-
-    rungs = [
-        _pair_cos(
-            "predictor: duration",
-            lambda: (fx["duration"].reshape(-1), cached("pred", predictor)["duration"]),
-        ),
-        _pair_cos("predictor: d", lambda: (fx["d"], cached("pred", predictor)["d"])),
-        _pair_cos("predictor: t_en", lambda: (fx["t_en"], cached("pred", predictor)["t_en"])),
-        Rung(
-            "predictor: rounded durations",
-            "token_agreement",
-            1.0,
-            lambda: (
-                list(fx["pred_dur"]),
-                list(host.pred_durations(cached("pred", predictor)["duration"])),
-            ),
-        ),
-        _pair_cos("prosody: asr", lambda: (fx["asr"], cached("pros", prosody)["asr"])),
-        _pair_cos("prosody: F0", lambda: (fx["F0"], cached("pros", prosody)["F0"])),
-        _pair_cos("prosody: N", lambda: (fx["N"], cached("pros", prosody)["N"])),
-        _pair_cos(
-            "vocoder: waveform (oracle har)",
-            lambda: (case.fixture.outputs["audio"], cached("voc", vocoder)),
-        ),
-        Rung(
-            "end to end (oracle draws): magspec corr",
-            "magspec_corr",
-            MAGSPEC_MIN,
-            e2e_pair,
-        ),
-        Rung("two runs bit-identical: max|Δ|", "max_abs", 0.0, lambda: (e2e(), e2e("again"))),
-    ]
+    n_tok = len(case.chunk.ids)
+    frames = int(case.fixture.intermediates["pred_dur"].sum())
+    runs = _CaseRuns(kb, case, plot)
+    rungs = [*_graph_rungs(runs), *_pipeline_rungs(runs)]
     if every_bucket:
         rungs += _bucket_rungs(
-            kb, case, n_tok, frames, predictor, prosody, vocoder, max_bucket_frames
+            kb, case, n_tok, frames, runs.predictor, runs.prosody, runs.vocoder, max_bucket_frames
         )
     if asr_cases:
         rungs.append(_asr_rung(kb, asr_cases))
-    cos_min, magspec_min = THRESHOLDS[kb.manifest.precision]
-    for r in rungs:
-        if r.metric == "cosine":
-            r.threshold = cos_min
-        elif r.metric == "magspec_corr":
-            r.threshold = magspec_min
+    _set_thresholds(rungs, kb.manifest.precision)
     return rungs
 
 

@@ -31,17 +31,22 @@ def _runtime(session, graph: str, inputs: dict[str, torch.Tensor], out: str) -> 
     return session.run(graph, "main", {k: v.numpy() for k, v in inputs.items()})[out]
 
 
-def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
-    """Rungs over a bundle built by `selftest.build_bundle` and loaded in `session`."""
+def _conv_rungs(session, seed: int) -> list[Rung]:
     conv_spec, conv_in = sg.conv_graph(seed)
     conv = conv_spec.functions[0].module
-    mlp_spec, mlp_in = sg.mlp_graph(seed)
-    mlp = mlp_spec.functions[0].module
-    _, decoder = sg.decoder_graph(seed)
-    cache: dict[str, object] = {}
 
     def conv_pair():
         return _eager(conv, conv_in), _runtime(session, "conv", conv_in, "y")
+
+    return [
+        Rung("conv+elu fp32 max|Δ|", "max_abs", 1e-5, conv_pair),
+        Rung("conv+elu fp32 cosine", "cosine", 0.99999, conv_pair),
+    ]
+
+
+def _mlp_rungs(session, seed: int) -> list[Rung]:
+    mlp_spec, mlp_in = sg.mlp_graph(seed)
+    mlp = mlp_spec.functions[0].module
 
     def mlp_pair(graph: str):
         def compute():
@@ -50,6 +55,18 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
             return ref, cand
 
         return compute
+
+    return [
+        Rung("mlp fp32 max|Δ|", "max_abs", 1e-5, mlp_pair("mlp")),
+        Rung("mlp fp16 PSNR", "psnr", 50.0, mlp_pair("mlp_fp16")),
+        Rung("mlp int8 PSNR", "psnr", 40.0, mlp_pair("mlp_int8")),
+    ]
+
+
+def _decoder_rungs(session, seed: int) -> list[Rung]:
+    """Greedy decoding, eager vs runtime; the eager run is shared, the logits kept per graph."""
+    _, decoder = sg.decoder_graph(seed)
+    cache: dict[str, object] = {}
 
     def greedy(graph: str):
         def compute():
@@ -68,6 +85,14 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
         ref, cand = cache["decoder"]
         return np.stack(ref), np.stack(cand)
 
+    return [
+        Rung("kv decoder fp32 greedy tokens", "token_agreement", 1.0, greedy("decoder")),
+        Rung("kv decoder fp32 logits max|Δ|", "max_abs", 1e-4, decoder_logits),
+        Rung("kv decoder int8 greedy tokens", "token_agreement", 1.0, greedy("decoder_int8")),
+    ]
+
+
+def _sampler_rung(session, seed: int) -> Rung:
     def sampler_pair():
         rng = np.random.default_rng(seed)
         host, graph = [], []
@@ -79,6 +104,12 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
             feed = {"logits": logits, "uniforms": u, "previous_tokens": prev}
             graph.append(int(session.run("sampler", "main", feed)["token"][0]))
         return host, graph
+
+    return Rung("sampler graph vs host (100 draws)", "token_agreement", 1.0, sampler_pair)
+
+
+def _stft_rungs(session, seed: int, plot: Path | None) -> list[Rung]:
+    """The conv STFT's magnitude and its iSTFT roundtrip against torch (and the plot)."""
 
     def stft_pair():
         x = test_signal(seed)
@@ -112,17 +143,19 @@ def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
         return ref, session.run("stft", "main", {"x": x.numpy()})["mag"]
 
     return [
-        Rung("conv+elu fp32 max|Δ|", "max_abs", 1e-5, conv_pair),
-        Rung("conv+elu fp32 cosine", "cosine", 0.99999, conv_pair),
-        Rung("mlp fp32 max|Δ|", "max_abs", 1e-5, mlp_pair("mlp")),
-        Rung("mlp fp16 PSNR", "psnr", 50.0, mlp_pair("mlp_fp16")),
-        Rung("mlp int8 PSNR", "psnr", 40.0, mlp_pair("mlp_int8")),
-        Rung("kv decoder fp32 greedy tokens", "token_agreement", 1.0, greedy("decoder")),
-        Rung("kv decoder fp32 logits max|Δ|", "max_abs", 1e-4, decoder_logits),
-        Rung("kv decoder int8 greedy tokens", "token_agreement", 1.0, greedy("decoder_int8")),
-        Rung("sampler graph vs host (100 draws)", "token_agreement", 1.0, sampler_pair),
         Rung("conv STFT magnitude vs torch.stft", "max_abs", 1e-4, stft_mag_pair),
         Rung("conv iSTFT roundtrip vs torch.istft", "max_abs", 1e-4, stft_pair),
+    ]
+
+
+def core_rungs(session, seed: int, plot: Path | None = None) -> list[Rung]:
+    """Rungs over a bundle built by `selftest.build_bundle` and loaded in `session`."""
+    return [
+        *_conv_rungs(session, seed),
+        *_mlp_rungs(session, seed),
+        *_decoder_rungs(session, seed),
+        _sampler_rung(session, seed),
+        *_stft_rungs(session, seed, plot),
     ]
 
 

@@ -170,6 +170,16 @@ def _zero_insert() -> Built:
     return Built(ZeroInsertConvT1d(convt), {"x": r(1, 128, 800)}, reference=convt)
 
 
+def _masked_bilstm() -> Built:
+    """Kokoro's masked, unrolled bi-LSTM against the native LSTM it is built from (no pad)."""
+    from conversion.kokoro.layers.lstm import MaskedBiLSTM
+
+    lstm = nn.LSTM(64, 64, batch_first=True, bidirectional=True)
+    ref = Fn(lambda m, x, mask: m["lstm"](x)[0], lstm=lstm)
+    inputs = {"x": r(1, 128, 64), "mask": torch.ones(1, 128)}
+    return Built(MaskedBiLSTM(lstm), inputs, reference=ref)
+
+
 def _sdpa() -> Built:
     def f(_, q, k, v, lens):
         n = q.shape[-2]
@@ -287,6 +297,11 @@ CASES: list[Case] = [
         lambda: Built(
             FirstOutput(nn.LSTM(64, 64, batch_first=True, bidirectional=True)), {"x": X(1, 128, 64)}
         ),
+    ),
+    Case(
+        "masked_bilstm",
+        "MaskedBiLSTM (unrolled, masked) from the lstm row's LSTM, x [1,128,64], mask all real",
+        _masked_bilstm,
     ),
     Case(
         "gru",
@@ -673,49 +688,54 @@ def _reader(stream, q: queue.Queue) -> None:
     q.put(None)
 
 
+def _run_worker(todo: list[str], results: dict[str, dict]) -> None:
+    """One worker process over `todo`, filling `results`; a crash is recorded on its case."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker", *todo],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+        q: queue.Queue = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+        current, deadline = None, time.monotonic() + CASE_TIMEOUT_S
+        while True:
+            try:
+                line = q.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                proc.kill()
+                results[current or todo[0]] = {"runs": "timeout"}
+                break
+            if line is None:
+                break
+            if not line.startswith(MARK):
+                continue
+            msg = json.loads(line[len(MARK) :])
+            if "start" in msg:
+                current, deadline = msg["start"], time.monotonic() + CASE_TIMEOUT_S
+                print(f"[op_table] {current} …", file=sys.stderr, flush=True)
+            else:
+                results[msg["result"]["name"]] = msg["result"]
+                current = None
+        code = proc.wait()
+        if current is None and not any(n in results for n in todo):
+            current = todo[0]  # the worker died before its first case: don't loop forever
+        if current is not None and current not in results:
+            err.seek(0)
+            lines = err.read().splitlines()
+            fatal = [ln.strip() for ln in lines if "Fatal error" in ln]
+            tail = fatal[-1] if fatal else " ".join(" ".join(lines[-5:]).split())[-300:]
+            how = f"exit {code}" if code >= 0 else signal.Signals(-code).name
+            results[current] = {"runs": f"crash ({how})", "message": tail}
+
+
 def run_all(names: list[str]) -> list[dict]:
     results: dict[str, dict] = {}
     todo = list(names)
     while todo:
-        with tempfile.TemporaryFile(mode="w+") as err:
-            proc = subprocess.Popen(
-                [sys.executable, str(Path(__file__).resolve()), "--worker", *todo],
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-            )
-            q: queue.Queue = queue.Queue()
-            threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
-            current, deadline = None, time.monotonic() + CASE_TIMEOUT_S
-            while True:
-                try:
-                    line = q.get(timeout=max(0.1, deadline - time.monotonic()))
-                except queue.Empty:
-                    proc.kill()
-                    results[current or todo[0]] = {"runs": "timeout"}
-                    break
-                if line is None:
-                    break
-                if not line.startswith(MARK):
-                    continue
-                msg = json.loads(line[len(MARK) :])
-                if "start" in msg:
-                    current, deadline = msg["start"], time.monotonic() + CASE_TIMEOUT_S
-                    print(f"[op_table] {current} …", file=sys.stderr, flush=True)
-                else:
-                    results[msg["result"]["name"]] = msg["result"]
-                    current = None
-            code = proc.wait()
-            if current is None and not any(n in results for n in todo):
-                current = todo[0]  # the worker died before its first case: don't loop forever
-            if current is not None and current not in results:
-                err.seek(0)
-                lines = err.read().splitlines()
-                fatal = [ln.strip() for ln in lines if "Fatal error" in ln]
-                tail = fatal[-1] if fatal else " ".join(" ".join(lines[-5:]).split())[-300:]
-                how = f"exit {code}" if code >= 0 else signal.Signals(-code).name
-                results[current] = {"runs": f"crash ({how})", "message": tail}
+        _run_worker(todo, results)
         for name, res in results.items():
             case = BY_NAME[name]
             res.setdefault("name", name)

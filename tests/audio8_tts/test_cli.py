@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from conversion.core.cli import main
+from conversion.cli.main import main
+from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 COMMON = ["--weights", "random", "--config", "reduced"]
@@ -23,15 +24,35 @@ def _voxport(*argv):
 
 @pytest.fixture(scope="module")
 def gated_bundle(tmp_path_factory):
+    """Export the reduced bundle, speak with it, then gate it, all on the same arguments: one
+    export, reused by speak, the gate and later tests."""
     tmp = tmp_path_factory.mktemp("audio8")
     bundle, report = tmp / "bundle", tmp / "gate.json"
-    proc = _voxport("gate", "audio8_tts", *COMMON, "--bundle", str(bundle), "--json", str(report))
+    steps = Steps(bundle)
+    steps.run("export", _voxport("export", "audio8_tts", *COMMON, "--output-dir", str(bundle)))
+    steps.run(
+        "speak",
+        _voxport(
+            "speak", "audio8_tts", "Hi.", *COMMON, "--bundle", str(bundle),
+            "-o", str(tmp / "hi.wav"),
+        ),
+    )  # fmt: skip
+    proc = steps.run(
+        "gate",
+        _voxport("gate", "audio8_tts", *COMMON, "--bundle", str(bundle), "--json", str(report)),
+    )
     assert report.exists(), proc.stderr[-3000:]
-    return bundle, json.loads(report.read_text()), proc
+    return bundle, json.loads(report.read_text()), proc, steps
+
+
+def test_export_speak_gate_export_once(gated_bundle):
+    steps = gated_bundle[3]
+    steps.assert_exported_once()
+    assert steps.procs["speak"].returncode == 0, steps.procs["speak"].stderr[-3000:]
 
 
 def test_reduced_gate_passes_every_rung(gated_bundle):
-    _, report, proc = gated_bundle
+    _, report, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed and proc.returncode == 0, (failed, proc.stderr[-3000:])
     names = " ".join(r["name"] for r in report["rungs"])
@@ -50,7 +71,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_speak_streamed_and_whole(gated_bundle, tmp_path, stream):
-    bundle, _, _ = gated_bundle
+    bundle, _, _, _ = gated_bundle
     out = tmp_path / "out.wav"
     flags = ["--stream"] if stream else []
     proc = _voxport(
@@ -65,7 +86,7 @@ def test_speak_streamed_and_whole(gated_bundle, tmp_path, stream):
 
 
 def test_speak_with_a_registered_voice(gated_bundle, tmp_path):
-    bundle, _, _ = gated_bundle
+    bundle, _, _, _ = gated_bundle
     ref = tmp_path / "ref.wav"
     t = np.arange(int(1.5 * 22_050)) / 22_050
     sf.write(ref, np.stack([0.3 * np.sin(2 * np.pi * 180 * t)] * 2, axis=1), 22_050)
@@ -79,7 +100,7 @@ def test_speak_with_a_registered_voice(gated_bundle, tmp_path):
 
 
 def test_bench_makes_one_call_per_frame(gated_bundle, tmp_path):
-    bundle, _, _ = gated_bundle
+    bundle, _, _, _ = gated_bundle
     out = tmp_path / "bench.json"
     proc = _voxport("bench", "audio8_tts", *COMMON, "--bundle", str(bundle), "--json", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -12,12 +12,13 @@ import pytest
 import torch
 
 from conversion.audio8_tts import gate_rungs as GR
-from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts import reference as R
+from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.codec.graphs import codec_graph_spec
 from conversion.audio8_tts.codec.model import REDUCED as CODEC_CFG
 from conversion.audio8_tts.codec.model import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
+from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime import Session
 from gates.ladder import Measured, run_ladder
@@ -32,7 +33,7 @@ SEED = 3  # the reference takes the RAS draw in this run
 
 @pytest.fixture(scope="module")
 def lm():
-    return R.random_model(C, seed=0)
+    return random_model(C, seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,11 @@ import pytest
 import torch
 from torch import nn
 
-from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts import reference as R
+from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
+from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime import Session
 from conversion.core.sampling import SamplingConfig, sample
@@ -35,7 +36,7 @@ SEED = 3  # uniforms seed; frame 3 of this run takes the RAS draw
 
 @pytest.fixture(scope="module")
 def lm():
-    return R.random_model(C, seed=0)
+    return random_model(C, seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import torch
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.config import PUBLISHED, REDUCED
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
+from conversion.audio8_tts.weights import random_model
 from conversion.core.sampling import SamplingConfig, sample
 
 torch.set_num_threads(1)
@@ -26,7 +27,7 @@ N_DRAWS = 1000
 
 @pytest.fixture(scope="module")
 def model():
-    return R.random_model(C, seed=0)
+    return random_model(C, seed=0)
 
 
 def _prompt(seed: int = 1, width: int = 20) -> np.ndarray:

@@ -15,7 +15,8 @@ import pytest
 import soundfile as sf
 
 from conversion.chatterbox import weights
-from conversion.core.cli import main
+from conversion.cli.main import main
+from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 COMMON = ["--weights", "random", "--config", "reduced"]
@@ -29,19 +30,40 @@ def _voxport(*argv, timeout=1800):
 
 @pytest.fixture(scope="module")
 def gated_bundle(tmp_path_factory):
-    """Run the reduced gate once; its fp32 bundle is reused by the speak and bench tests."""
+    """Export the reduced fp32 bundle, speak with it (cloning a stereo 16 kHz reference), then
+    gate it, all on the same arguments: one export, reused by speak, the gate and later tests."""
     tmp = tmp_path_factory.mktemp("chatterbox")
     bundle, report, md = tmp / "bundle", tmp / "gate.json", tmp / "gate.md"
-    proc = _voxport(
-        "gate", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(report),
-        "--markdown", str(md),
+    steps = Steps(bundle)
+    steps.run("export", _voxport("export", "chatterbox", *COMMON, "--output-dir", str(bundle)))
+    ref = tmp / "ref.wav"
+    mono = weights.synthetic_reference(2.0, seed=3, sample_rate=16_000)
+    sf.write(ref, np.stack([mono, 0.5 * mono], axis=1), 16_000)  # stereo, 16 kHz
+    steps.run(
+        "speak",
+        _voxport(
+            "speak", "chatterbox", "Hi there.", *COMMON, "--bundle", str(bundle),
+            "-o", str(tmp / "out.wav"), "--ref", str(ref), "--exaggeration", "0.7",
+            "--cfg", "0.4", "--seed", "5",
+        ),
+    )  # fmt: skip
+    proc = steps.run(
+        "gate",
+        _voxport(
+            "gate", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(report),
+            "--markdown", str(md),
+        ),
     )  # fmt: skip
     assert report.exists(), proc.stderr[-3000:]
-    return bundle, json.loads(report.read_text()), md.read_text(), proc
+    return bundle, json.loads(report.read_text()), md.read_text(), proc, steps
+
+
+def test_export_speak_gate_export_once(gated_bundle):
+    gated_bundle[4].assert_exported_once()
 
 
 def test_reduced_gate_passes_every_rung(gated_bundle):
-    _, report, md, proc = gated_bundle
+    _, report, md, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
     assert proc.returncode == 0
@@ -61,18 +83,12 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
     assert "| Euler steps | mel cos vs 10 steps |" in md  # the step-count table
 
 
-def test_speak_clones_a_stereo_16k_reference(gated_bundle, tmp_path):
-    bundle, _, _, _ = gated_bundle
-    ref = tmp_path / "ref.wav"
-    mono = weights.synthetic_reference(2.0, seed=3, sample_rate=16_000)
-    sf.write(ref, np.stack([mono, 0.5 * mono], axis=1), 16_000)  # stereo, 16 kHz
-    out = tmp_path / "out.wav"
-    proc = _voxport(
-        "speak", "chatterbox", "Hi there.", *COMMON, "--bundle", str(bundle), "-o", str(out),
-        "--ref", str(ref), "--exaggeration", "0.7", "--cfg", "0.4", "--seed", "5",
-    )  # fmt: skip
+def test_speak_clones_a_stereo_16k_reference(gated_bundle):
+    bundle, _, _, _, steps = gated_bundle
+    proc = steps.procs["speak"]
     assert proc.returncode == 0, proc.stderr[-3000:]
-    audio, sr = sf.read(out)
+    assert "cloning the voice" in proc.stderr
+    audio, sr = sf.read(bundle.parent / "out.wav")
     assert sr == 24_000 and audio.size > 0.5 * sr and np.abs(audio).max() > 0
     assert "noise" in proc.stderr  # random weights say so
 
@@ -80,7 +96,7 @@ def test_speak_clones_a_stereo_16k_reference(gated_bundle, tmp_path):
 def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
     from conversion.chatterbox.pipeline import ChatterboxBundle
 
-    bundle, _, _, _ = gated_bundle
+    bundle, _, _, _, _ = gated_bundle
     text = " ".join(["The quick brown fox jumps over the lazy dog, again and again."] * 4)
     with ChatterboxBundle(bundle) as cb:
         chunks = cb.chunks(text)
@@ -91,7 +107,7 @@ def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
 
 
 def test_bench_reports_every_stage(gated_bundle, tmp_path):
-    bundle, _, _, _ = gated_bundle
+    bundle, _, _, _, _ = gated_bundle
     out = tmp_path / "bench.json"
     proc = _voxport("bench", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -126,8 +142,8 @@ def test_missing_checkpoint_file_is_named(tmp_path, capsys):
 
 
 def test_reduced_snapshot_refuses_published_config(capsys, tmp_path):
-    from conversion.chatterbox.port import PORT
     from conversion.chatterbox.config import REDUCED
+    from conversion.chatterbox.port import PORT
 
     folder = PORT.resolve_weights("random", REDUCED, 0)
     code, err = _one_line_error(
@@ -160,8 +176,8 @@ def test_bad_reference_fails_before_export(tmp_path, capsys, make_ref, needle):
 
 
 def test_truncated_checkpoint_is_named(tmp_path):
-    from conversion.chatterbox.port import PORT
     from conversion.chatterbox.config import REDUCED
+    from conversion.chatterbox.port import PORT
     from conversion.core.errors import WeightsError
 
     folder = PORT.resolve_weights("random", REDUCED, 0)

@@ -35,7 +35,6 @@ from conversion.chatterbox.flow.host import (  # noqa: E402
     flow_host_arrays,
     flow_inference,
     speaker_projection,
-    step_count_table,
 )
 from conversion.core.bundle import BundleWriter  # noqa: E402
 from conversion.core.errors import BucketOverflowError, InputSpecError  # noqa: E402
@@ -235,30 +234,6 @@ def test_bucket_overflow_is_clear(s3gen, session, voice):
         flow_inference(*args, np.array([6561]), np.zeros((1, 80, 52), np.float32), config=REDUCED)
     with pytest.raises(InputSpecError, match="noise"):
         flow_inference(*args, np.zeros(5, np.int64), np.zeros((1, 80, 7), np.float32))
-
-
-def test_step_count_table(s3gen, session, voice):
-    speech = torch.randint(0, 6561, (20,), generator=torch.Generator().manual_seed(11))
-    noise = torch.randn(
-        1, 80, 2 * (PROMPT_TOKENS + 20), generator=torch.Generator().manual_seed(12)
-    )
-    rows = step_count_table(
-        session,
-        flow_host_arrays(s3gen),
-        voice["prompt_token"],
-        voice["prompt_feat"].numpy(),
-        voice["embedding"].numpy(),
-        speech,
-        noise.numpy(),
-        steps=(10, 4),
-        config=REDUCED,
-    )
-    print(
-        "step-count table (mel cos vs 10 steps):", [(r["steps"], round(r["cos"], 4)) for r in rows]
-    )
-    assert [r["steps"] for r in rows] == [10, 4]
-    assert rows[0]["cos"] == pytest.approx(1.0) and rows[0]["max_abs"] == 0.0
-    assert rows[1]["cos"] < 1.0 and rows[1]["max_abs"] > 0.0
 
 
 def test_zz_report_timings():

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox.hift import host as host_hift
 from conversion.chatterbox.config import MEL_HOP, REDUCED, sizes_patched
+from conversion.chatterbox.hift import host as host_hift
 from conversion.chatterbox.hift.graphs import (
     F0_GRAPH,
     TRUNK_GRAPH,

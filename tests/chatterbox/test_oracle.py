@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox.port import PORT
 from conversion.chatterbox.config import REDUCED
 from conversion.chatterbox.oracle import START_SPEECH, record, record_flow_and_vocoder
+from conversion.chatterbox.port import PORT
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.chatterbox.voice import Voice
 from conversion.chatterbox.weights import load_model
@@ -34,7 +34,14 @@ def fx(model):
     return record(model, TEXT, seed=3, max_new_tokens=STEPS)
 
 
-def test_fixture_keys_and_shapes(model, fx):
+def _mel_sizes(fx):
+    """(T2, generated frames): the flow's mel frames, prompt included, and the generated ones."""
+    tp, t = fx.inputs["prompt_tokens"].shape[1], fx.intermediates["speech_tokens"].shape[1]
+    t2 = 2 * (tp + t)
+    return t2, t2 - fx.inputs["prompt_feat"].shape[1]
+
+
+def test_fixture_text_and_t3_keys_and_shapes(model, fx):
     v = model.t3.hp.speech_tokens_dict_size
     inter, draws = fx.intermediates, fx.draws
     assert fx.inputs["text"] == "Hello there."
@@ -51,15 +58,17 @@ def test_fixture_keys_and_shapes(model, fx):
     for key in ("t3_cond_logits", "t3_uncond_logits"):
         assert inter[key].shape == (STEPS, v)
     assert draws["t3_uniforms/0"].shape == (STEPS, v)
-    speech = inter["speech_tokens"]
     t3_tokens = inter["t3_tokens"][0]
-    np.testing.assert_array_equal(speech[0], t3_tokens[t3_tokens < 6561])
-    tp, t = fx.inputs["prompt_tokens"].shape[1], speech.shape[1]
+    np.testing.assert_array_equal(inter["speech_tokens"][0], t3_tokens[t3_tokens < 6561])
+
+
+def test_fixture_flow_keys_and_shapes(fx):
+    inter, draws = fx.intermediates, fx.draws
+    t2, frames = _mel_sizes(fx)
     np.testing.assert_array_equal(
-        inter["flow_tokens"], np.concatenate([fx.inputs["prompt_tokens"], speech], 1)
+        inter["flow_tokens"],
+        np.concatenate([fx.inputs["prompt_tokens"], inter["speech_tokens"]], 1),
     )
-    t2 = 2 * (tp + t)
-    frames = t2 - fx.inputs["prompt_feat"].shape[1]
     assert inter["flow_encoder_out"].shape == (1, t2, 512)
     for key in ("mu", "cfm_cond", "cfm_out", "z"):
         assert inter[key].shape == (1, 80, t2), key
@@ -76,6 +85,11 @@ def test_fixture_keys_and_shapes(model, fx):
     x_end = x + (t_span[-1] - t_span[-2]) * (1.7 * v_c - 0.7 * v_u)
     np.testing.assert_allclose(x_end, inter["cfm_out"][0], atol=1e-5)
     np.testing.assert_array_equal(inter["mel"], inter["cfm_out"][:, :, -frames:])
+
+
+def test_fixture_hift_keys_and_shapes(fx):
+    inter, draws = fx.intermediates, fx.draws
+    _, frames = _mel_sizes(fx)
     n = frames * 480
     assert inter["f0"].shape == (1, frames)
     assert inter["source"].shape == (1, n, 1) and inter["sine_waves"].shape == (1, 9, n)

@@ -11,10 +11,9 @@ import pytest
 import soundfile as sf
 import torch
 
-from conversion.chatterbox.port import PORT
 from conversion.chatterbox.config import REDUCED
+from conversion.chatterbox.port import PORT
 from conversion.chatterbox.voice import (
-    ReferenceAudioError,
     Voice,
     VoiceError,
     check_exaggeration,
@@ -23,7 +22,7 @@ from conversion.chatterbox.voice import (
     load_reference,
 )
 from conversion.chatterbox.weights import load_model, synthetic_reference
-from conversion.core.errors import UserError
+from conversion.core.errors import ReferenceAudioError, UserError
 
 
 @pytest.fixture(scope="module")

@@ -12,39 +12,53 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from conversion.core.cli import main
+from conversion.cli.main import main
+from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 
 
+SPOKEN = "Hello. Thank you."
+REDUCED = ["--config", "reduced"]
+
+
 @pytest.fixture(scope="module")
 def gated_bundle(tmp_path_factory):
-    """Run the reduced real-weight gate once; its bundle is reused by the speak test."""
+    """Export the reduced bundle, speak with it, then gate it, all on the same arguments: the
+    bundle is exported once (speak and gate reuse it), and later tests reuse it too."""
     tmp = tmp_path_factory.mktemp("kokoro")
     bundle, report = tmp / "bundle", tmp / "gate.json"
-    proc = subprocess.run(
-        [
-            VOXPORT,
-            "gate",
-            "kokoro",
-            "--config",
-            "reduced",
-            "--bundle",
-            str(bundle),
-            "--json",
-            str(report),
-            "--plot",
-            str(tmp / "gate.png"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    return bundle, json.loads(report.read_text()), proc
+    steps = Steps(bundle)
+
+    def voxport(*argv):
+        return subprocess.run(
+            [VOXPORT, *argv], capture_output=True, text=True, timeout=1800, check=False
+        )
+
+    steps.run("export", voxport("export", "kokoro", *REDUCED, "--output-dir", str(bundle)))
+    steps.run(
+        "speak",
+        voxport(
+            "speak", "kokoro", SPOKEN, "-o", str(tmp / "hello.wav"), *REDUCED,
+            "--bundle", str(bundle), "--voice", "jm_kumo",
+        ),
+    )  # fmt: skip
+    proc = steps.run(
+        "gate",
+        voxport(
+            "gate", "kokoro", *REDUCED, "--bundle", str(bundle), "--json", str(report),
+            "--plot", str(tmp / "gate.png"),
+        ),
+    )  # fmt: skip
+    return bundle, json.loads(report.read_text()), proc, steps
+
+
+def test_export_speak_gate_export_once(gated_bundle):
+    gated_bundle[3].assert_exported_once()
 
 
 def test_reduced_real_weight_gate_passes(gated_bundle):
-    bundle, report, proc = gated_bundle
+    bundle, report, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
     assert proc.returncode == 0
@@ -54,33 +68,14 @@ def test_reduced_real_weight_gate_passes(gated_bundle):
     assert (bundle.parent / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
 
 
-def test_speak_writes_intelligible_speech(gated_bundle, tmp_path):
+def test_speak_writes_intelligible_speech(gated_bundle):
     from gates.asr import transcribe, word_error_rate
 
-    bundle, _, _ = gated_bundle
-    out = tmp_path / "hello.wav"
-    proc = subprocess.run(
-        [
-            VOXPORT,
-            "speak",
-            "kokoro",
-            "Hello. Thank you.",
-            "-o",
-            str(out),
-            "--config",
-            "reduced",
-            "--bundle",
-            str(bundle),
-            "--voice",
-            "jm_kumo",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    bundle, _, _, steps = gated_bundle
+    proc = steps.procs["speak"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "real-time factor" in proc.stdout
-    audio, sr = sf.read(out, dtype="float32")
+    audio, sr = sf.read(bundle.parent / "hello.wav", dtype="float32")
     assert sr == 24000 and audio.size > 24000 * 0.5
     assert np.abs(audio).max() > 0.05
     assert word_error_rate("hello thank you", transcribe(audio, sr)) <= 0.34
@@ -112,7 +107,7 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
     from conversion.kokoro import host
     from conversion.kokoro.pipeline import KokoroBundle
 
-    bundle, _, _ = gated_bundle
+    bundle, _, _, _ = gated_bundle
     proc = psutil.Process()
     pack = host.load_voice("jf_alpha")
     chunk = host.text_to_chunks("Hello.")[0]

@@ -3,10 +3,10 @@
     codec    main(codes int32 [1,10,W]) -> wav [1, W*2048]      (W = 160 published, 32 reduced)
     encoder  main(audio [1,1,N]) -> codes int32 [1,10,N/2048]    (N = 442,368 = 216 frames)
 
-Both are stateless and every op is causal (codec.py), so the host decodes a stream in windows
-(host_codec.py) and pads a reference clip on the right without touching its real frames.
+Both are stateless and every op is causal (codec/model.py), so the host decodes a stream in
+windows (codec/host.py) and pads a reference clip on the right without touching its real frames.
 
-Rewrites from the eager re-author (`codec.Codec`), all exact in real arithmetic:
+Rewrites from the eager re-author (`codec.model.Codec`), all exact in real arithmetic:
 * weight norm folded: every conv holds the weight g * v / ||v|| computes (own module
   classes, so a deep copy is safe to fold);
 * causal transposed convs (k = 2s and k = s) as one polyphase conv1d with k/s taps producing

@@ -39,8 +39,8 @@ Weight norm: the convolutions use `torch.nn.utils.parametrizations.weight_norm` 
 
 Size at the published config (this module's key set): 391,430,530 parameters in 535 tensors
 (encoder 76.9M, quantizer 260.4M of which pre/post transformers 109.1M each, decoder 54.1M);
-the port notes' "337M codec" equals everything but the decoder (337.3M) -- unverified without
-the real codec.pth.
+everything but the decoder is 337.3M. Neither count is checked against the real codec.pth,
+which is not reachable here.
 
 Checkpoint (`ArkttsModel.load_codec`): `torch.load(codec.pth)`; if it has a `state_dict`
 key, that; if any key contains `generator.`, only those keys with `generator.` removed; keys
@@ -666,6 +666,56 @@ def _gain(key: str, cfg: CodecConfig) -> float:
     return 1.0
 
 
+_WEIGHT_V = ("parametrizations.weight.original1", "weight_v")
+_WEIGHT_G = ("original0", "weight_g")
+
+
+def _random_weight_norm(
+    key: str, shape: tuple[int, ...], cfg: CodecConfig, gen: torch.Generator
+) -> dict[str, torch.Tensor]:
+    """A weight-norm pair: v (`key`) and its g, the effective weight at 1/sqrt(fan-in) scale."""
+    transposed = re.match(r"decoder\.model\.\d+\.block\.1\.conv\.", key) is not None
+    if transposed:  # [C_in, C_out, K]: each output sees C_in * (K/s) = 2 C_in taps
+        fan_in = shape[0] * 2
+    else:
+        fan_in = shape[1] * shape[2]
+    w = torch.randn(shape, generator=gen) / math.sqrt(fan_in) * _gain(key, cfg)
+    g = _norm_except_dim0(w)
+    v = w * (0.5 + torch.rand((shape[0], *([1] * (len(shape) - 1))), generator=gen))
+    g_key = (
+        key[: -len("original1")] + "original0"
+        if key.endswith("original1")
+        else (key[: -len("weight_v")] + "weight_g")
+    )
+    return {key: v, g_key: g}
+
+
+def _random_tensor(key: str, shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
+    """Any other parameter, by what its key names."""
+
+    def randn() -> torch.Tensor:
+        return torch.randn(shape, generator=gen)
+
+    def rand() -> torch.Tensor:
+        return torch.rand(shape, generator=gen)
+
+    if key.endswith("alpha"):
+        return 0.5 + rand()
+    if key.endswith("gamma"):
+        return 0.1 + 0.2 * rand()
+    if key.endswith("codebook.weight"):
+        return randn()
+    if key.endswith("norm.weight"):
+        return 1.0 + 0.1 * randn()
+    if key.endswith("bias"):
+        return 0.05 * randn()
+    if key.startswith("quantizer.upsample.") and key.endswith(".0.conv.weight"):
+        return randn() / math.sqrt(shape[0])  # transposed: fan-in C_in
+    if len(shape) >= 2:  # linears, plain convs
+        return randn() / math.sqrt(math.prod(shape[1:]))
+    return 0.1 * randn()
+
+
 def random_codec_state(
     cfg: CodecConfig, seed: int = 0, only: tuple[str, ...] | None = None
 ) -> dict[str, torch.Tensor]:
@@ -675,54 +725,17 @@ def random_codec_state(
     ~0.1-0.3 (the publisher's inits 1e-2 / 1e-6 would hide the transformers), biases and
     Snake alphas perturbed. `only`: just the keys under those key prefixes."""
     gen = torch.Generator().manual_seed(seed)
-
-    def randn(*shape):
-        return torch.randn(shape, generator=gen)
-
-    def rand(*shape):
-        return torch.rand(shape, generator=gen)
-
     shapes = codec_state_shapes(cfg)
     if only is not None:  # a subset by key prefix (e.g. the decode path of the published size)
         shapes = {k: v for k, v in shapes.items() if k.startswith(only)}
     state: dict[str, torch.Tensor] = {}
     for key, shape in shapes.items():
-        if key in state:
+        if key in state or key.endswith(_WEIGHT_G):  # g is written with its v
             continue
-        if key.endswith("parametrizations.weight.original1") or key.endswith("weight_v"):
-            transposed = re.match(r"decoder\.model\.\d+\.block\.1\.conv\.", key) is not None
-            if transposed:  # [C_in, C_out, K]: each output sees C_in * (K/s) = 2 C_in taps
-                fan_in = shape[0] * 2
-            else:
-                fan_in = shape[1] * shape[2]
-            w = randn(*shape) / math.sqrt(fan_in) * _gain(key, cfg)
-            g = _norm_except_dim0(w)
-            v = w * (0.5 + rand(shape[0], *([1] * (len(shape) - 1))))
-            g_key = (
-                key[: -len("original1")] + "original0"
-                if key.endswith("original1")
-                else (key[: -len("weight_v")] + "weight_g")
-            )
-            state[key], state[g_key] = v, g
-        elif key.endswith("original0") or key.endswith("weight_g"):
-            continue  # written with its v
-        elif key.endswith("alpha"):
-            state[key] = 0.5 + rand(*shape)
-        elif key.endswith("gamma"):
-            state[key] = 0.1 + 0.2 * rand(*shape)
-        elif key.endswith("codebook.weight"):
-            state[key] = randn(*shape)
-        elif key.endswith("norm.weight"):
-            state[key] = 1.0 + 0.1 * randn(*shape)
-        elif key.endswith("bias"):
-            state[key] = 0.05 * randn(*shape)
-        elif key.startswith("quantizer.upsample.") and key.endswith(".0.conv.weight"):
-            state[key] = randn(*shape) / math.sqrt(shape[0])  # transposed: fan-in C_in
-        elif len(shape) >= 2:  # linears, plain convs
-            fan_in = math.prod(shape[1:])
-            state[key] = randn(*shape) / math.sqrt(fan_in)
+        if key.endswith(_WEIGHT_V):
+            state.update(_random_weight_norm(key, shape, cfg, gen))
         else:
-            state[key] = 0.1 * randn(*shape)
+            state[key] = _random_tensor(key, shape, gen)
     return {k: state[k] for k in shapes}
 
 

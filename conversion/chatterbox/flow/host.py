@@ -19,7 +19,6 @@ torch's float32 linspace/cos).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,6 +129,98 @@ def _tokens_1d(tokens: Any, name: str, vocab: int) -> np.ndarray:
     return arr
 
 
+def _prompt_mel(prompt_feat: np.ndarray, total: int) -> np.ndarray:
+    """The reference mel as [1, Tp2, 80] float32, checked against the `total` frames."""
+    feat = np.asarray(prompt_feat, dtype=np.float32)
+    if feat.ndim == 2:
+        feat = feat[None]
+    if feat.shape[0] != 1 or feat.shape[2] != MEL_CHANNELS or feat.shape[1] > total:
+        raise InputSpecError(
+            f"prompt_feat: shape {list(feat.shape)}, want [1, frames <= {total}, {MEL_CHANNELS}]"
+        )
+    return feat
+
+
+def _noise_state(noise: np.ndarray, total: int) -> np.ndarray:
+    """The initial state z as [1, 80, total] float32."""
+    z = np.asarray(noise, dtype=np.float32).reshape(1, MEL_CHANNELS, -1)
+    if z.shape[2] != total:
+        raise InputSpecError(f"noise: {z.shape[2]} frames, want {total} ([1, 80, {total}])")
+    return z
+
+
+def _encode(session: Any, fn: str, tokens: np.ndarray, bucket_n: int, total: int) -> np.ndarray:
+    """The flow encoder on the padded tokens: mu [1, 80, total], the real region."""
+    out = session.run(
+        ENCODER_GRAPH,
+        fn,
+        {
+            "tokens": pad_to(tokens.astype(np.int32), bucket_n)[None],
+            "length": np.array([tokens.size], dtype=np.int32),
+        },
+    )
+    return np.asarray(out["mu"], dtype=np.float32)[:, :, :total]
+
+
+def _cfg_inputs(
+    arrays: dict[str, np.ndarray],
+    mu: np.ndarray,
+    feat: np.ndarray,
+    xvector: np.ndarray,
+    frames: int,
+) -> dict[str, np.ndarray]:
+    """The estimator's per-step constants for the CFG batch, padded to the `frames` bucket:
+    mask (1 on the real frames, both rows), mu, spks and cond (the prompt mel, zero after it),
+    each with a zeroed uncond row."""
+    total = mu.shape[2]
+    spks = speaker_projection(arrays, xvector)
+    cond = np.zeros((1, MEL_CHANNELS, total), np.float32)
+    cond[:, :, : feat.shape[1]] = feat.transpose(0, 2, 1)
+    zeros = np.zeros((1, MEL_CHANNELS, frames), np.float32)
+    return {
+        "mask": np.broadcast_to(length_mask(total, frames), (2, 1, frames)).copy(),
+        "mu": np.concatenate([pad_to(mu, frames), zeros]),
+        "spks": np.concatenate([spks, np.zeros_like(spks)]),
+        "cond": np.concatenate([pad_to(cond, frames), zeros]),
+    }
+
+
+def _euler(
+    session: Any,
+    fn: str,
+    cfg_inputs: dict[str, np.ndarray],
+    z: np.ndarray,
+    t_span: np.ndarray,
+    rate: np.float32,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """`solve_euler` on the CFG batch: per step v = (1+r)·v_cond − r·v_uncond, x += dt·v.
+
+    Returns the states (z first) and the estimator's velocity pairs, trimmed to z's frames.
+    """
+    total, frames = z.shape[2], cfg_inputs["mask"].shape[2]  # real frames, the bucket's
+    x = pad_to(z, frames)
+    xs, velocities = [z.copy()], []
+    for t, r in zip(t_span[:-1], t_span[1:], strict=True):
+        out = session.run(
+            ESTIMATOR_GRAPH,
+            fn,
+            {
+                "x": np.concatenate([x, x]),
+                "mask": cfg_inputs["mask"],
+                "mu": cfg_inputs["mu"],
+                "t": np.full(2, t, np.float32),
+                "spks": cfg_inputs["spks"],
+                "cond": cfg_inputs["cond"],
+            },
+        )
+        v = np.asarray(out["velocity"], dtype=np.float32)
+        velocities.append(v[:, :, :total].copy())
+        dxdt = (np.float32(1.0) + rate) * v[:1] - rate * v[1:]
+        x = x + np.float32(r - t) * dxdt
+        xs.append(x[:, :, :total].copy())
+    return xs, velocities
+
+
 def flow_inference(
     session: Any,
     arrays: dict[str, np.ndarray],
@@ -159,68 +250,23 @@ def flow_inference(
     enc_bucket = _select(enc_table, "flow encoder", detail, N=n)
     total = ratio * n - (0 if finalize else ratio * int(arrays["pre_lookahead_len"]))
     est_bucket = _select(est_table, "flow estimator", f"mel frames ({n} tokens x {ratio})", F=total)
-
-    feat = np.asarray(prompt_feat, dtype=np.float32)
-    if feat.ndim == 2:
-        feat = feat[None]
-    prompt_frames = feat.shape[1]
-    if feat.shape[0] != 1 or feat.shape[2] != MEL_CHANNELS or prompt_frames > total:
-        raise InputSpecError(
-            f"prompt_feat: shape {list(feat.shape)}, want [1, frames <= {total}, {MEL_CHANNELS}]"
-        )
-    z = np.asarray(noise, dtype=np.float32).reshape(1, MEL_CHANNELS, -1)
-    if z.shape[2] != total:
-        raise InputSpecError(f"noise: {z.shape[2]} frames, want {total} ([1, 80, {total}])")
+    feat = _prompt_mel(prompt_feat, total)
+    z = _noise_state(noise, total)
 
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     enc_fn = function_name(ENCODER_FUNCTION, enc_bucket)
-    out = session.run(
-        ENCODER_GRAPH,
-        enc_fn,
-        {
-            "tokens": pad_to(tokens.astype(np.int32), enc_bucket["N"])[None],
-            "length": np.array([n], dtype=np.int32),
-        },
-    )
-    mu = np.asarray(out["mu"], dtype=np.float32)[:, :, :total]
+    mu = _encode(session, enc_fn, tokens, enc_bucket["N"], total)
     seconds["encoder"] = time.perf_counter() - start
 
-    frames = est_bucket["F"]
-    spks = speaker_projection(arrays, xvector)
-    cond = np.zeros((1, MEL_CHANNELS, total), np.float32)
-    cond[:, :, :prompt_frames] = feat.transpose(0, 2, 1)
-    zeros = np.zeros((1, MEL_CHANNELS, frames), np.float32)
-    mask = np.broadcast_to(length_mask(total, frames), (2, 1, frames)).copy()
-    mu_in = np.concatenate([pad_to(mu, frames), zeros])
-    cond_in = np.concatenate([pad_to(cond, frames), zeros])
-    spks_in = np.concatenate([spks, np.zeros_like(spks)])
-
+    cfg_inputs = _cfg_inputs(arrays, mu, feat, xvector, est_bucket["F"])
     rate = np.float32(arrays["inference_cfg_rate"])
     t_span = t_schedule(n_steps, bool(arrays["t_scheduler_cosine"]))
     est_fn = function_name(ESTIMATOR_FUNCTION, est_bucket)
-    x = pad_to(z, frames)
-    xs, velocities = [z.copy()], []
     start = time.perf_counter()
-    for t, r in zip(t_span[:-1], t_span[1:], strict=True):
-        out = session.run(
-            ESTIMATOR_GRAPH,
-            est_fn,
-            {
-                "x": np.concatenate([x, x]),
-                "mask": mask,
-                "mu": mu_in,
-                "t": np.full(2, t, np.float32),
-                "spks": spks_in,
-                "cond": cond_in,
-            },
-        )
-        v = np.asarray(out["velocity"], dtype=np.float32)
-        velocities.append(v[:, :, :total].copy())
-        dxdt = (np.float32(1.0) + rate) * v[:1] - rate * v[1:]
-        x = x + np.float32(r - t) * dxdt
-        xs.append(x[:, :, :total].copy())
+    xs, velocities = _euler(session, est_fn, cfg_inputs, z, t_span, rate)
     seconds["estimator"] = time.perf_counter() - start
+    prompt_frames = feat.shape[1]
     return FlowResult(
         mu=mu,
         xs=xs,
@@ -238,41 +284,3 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     a = np.ravel(a).astype(np.float64)
     b = np.ravel(b).astype(np.float64)
     return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
-
-
-def step_count_table(
-    session: Any,
-    arrays: dict[str, np.ndarray],
-    prompt_tokens: Any,
-    prompt_feat: np.ndarray,
-    xvector: np.ndarray,
-    speech_tokens: Any,
-    noise: np.ndarray,
-    steps: Sequence[int] = (10, 8, 6, 4),
-    config: ChatterboxConfig | None = None,
-    reference_steps: int = 10,
-) -> list[dict]:
-    """Each step count's generated mel against the `reference_steps` mel, same noise.
-
-    Rows: steps, cos (vs the reference mel), rel_l2 (‖mel − ref‖ / ‖ref‖), max_abs, seconds
-    (the estimator loop). The seed's real-weight table measured this on the wav (8 -> 0.958,
-    6 -> 0.814, 4 -> 0.443); this one is on the mel, the flow's own output.
-    """
-    args = (session, arrays, prompt_tokens, prompt_feat, xvector, speech_tokens, noise)
-    results = {s: flow_inference(*args, n_steps=s, config=config) for s in steps}
-    if reference_steps not in results:
-        results[reference_steps] = flow_inference(*args, n_steps=reference_steps, config=config)
-    ref = results[reference_steps].mel
-    rows = []
-    for s in steps:
-        mel = results[s].mel
-        rows.append(
-            {
-                "steps": s,
-                "cos": cosine(mel, ref),
-                "rel_l2": float(np.linalg.norm(mel - ref) / max(np.linalg.norm(ref), 1e-30)),
-                "max_abs": float(np.abs(mel - ref).max()),
-                "seconds": round(results[s].seconds["estimator"], 3),
-            }
-        )
-    return rows

@@ -2,7 +2,7 @@
 
     hift_f0     mel [1,80,F], n_frames [1] int32 -> f0 [1,F] (Hz; zero past n_frames)
     (host)      f0 -> harmonic source [1,1,480n] -> STFT (n_fft 16, hop 4): source_stft
-                [1,18,120n+1] = cat(real, imag), zero-padded to 120F+1 (host_hift.py)
+                [1,18,120n+1] = cat(real, imag), zero-padded to 120F+1 (hift/host.py)
     hift_trunk  mel, source_stft [1,18,120F+1], n_frames -> magnitude, phase [1,9,120F+1]
     (host)      iSTFT(min(magnitude, 100) * exp(i*phase)) -> 480n samples, clamp +-0.99
 
@@ -22,8 +22,11 @@ Rewrites (all exact in real arithmetic, measured ~1e-6 on the Linux runtime):
   parametrization computes. (Not `remove_parametrizations` on a deep copy: the copy shares
   the original's injected `Parametrized*` class, whose `weight` property removal deletes,
   which breaks the caller's model.)
-* `ConvTranspose1d` as zero insertion + conv1d (the device-safe form the Kokoro port found);
-* conv padding as concatenated zeros (the Linux runtime's `pad` op is slow; DESIGN.md);
+* `ConvTranspose1d` as zero insertion + conv1d (exact, and 1.3-2x faster on the Linux runtime:
+  `docs/tools/op_table.py --only conv_transpose1d zero_insert_conv1d`; strided ConvTranspose1d
+  is reported to return zeros on Apple devices: docs/core-ai-on-linux.md section 4, trap 2);
+* conv padding as concatenated zeros (the Linux runtime's `pad` op costs 3.5-8x a concat with
+  zeros: `docs/tools/op_table.py --only constant_pad cat_zeros_pad`);
 * `ReflectionPad1d((1, 0))` as a concat of x[..., 1]: it is load-bearing (it is what makes
   the trunk's and the source's frame counts meet at every bucket);
 * ELU as where(x > 0, x, expm1(x)).

@@ -3,7 +3,8 @@
 The publisher's ``KModel.forward`` maps each phoneme character through ``config["vocab"]``
 and silently filters out the ones it lacks, then wraps the ids in pad id 0. Here the
 filtering is the same but never silent: dropped symbols are named in a warning, because a
-dropped symbol is a dropped sound (the port notes' "❓ -> silence" bug).
+dropped symbol is a dropped sound: a word whose phonemes are all unknown (a G2P that emits
+"❓") would otherwise come out as silence with no error anywhere.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from .errors import UserError
-from .port import ModelCommands, ModelPort, check_port
+from conversion.core.errors import UserError
+from conversion.core.port import ModelCommands, ModelPort, check_port
 
 ALL_VERBS = ("export", "speak", "gate", "bench")
 
@@ -82,6 +82,11 @@ def commands(name: str) -> ModuleType:
     if entry.has_port:
         port(name)
     return mod
+
+
+def doctor():
+    """`voxport doctor`: the self-test's pre-flight (versions, pins, an export + run)."""
+    return importlib.import_module("conversion.selftest.doctor").doctor
 
 
 def verb(name: str, verb_name: str):

@@ -12,10 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from conversion.core.errors import UserError
+from conversion.core.paths import writable_file
+from conversion.core.port import DTYPES
+
 from . import registry
-from .errors import UserError
-from .paths import writable_file
-from .port import DTYPES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
@@ -165,9 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parse(argv)
         _validate(args)
         if args.verb == "doctor":
-            from conversion.selftest.doctor import doctor
-
-            return doctor(args)
+            return registry.doctor()(args)
         return int(registry.verb(args.model, args.verb)(args) or 0)
     except UserError as e:
         message = str(e).strip().splitlines()

@@ -1,0 +1,1 @@
+"""The `voxport` command line: the shared flags and verbs, and the registry of models."""

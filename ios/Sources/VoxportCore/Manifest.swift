@@ -1,0 +1,168 @@
+import Foundation
+
+/// `manifest.json` as `conversion/core/bundle.py` writes it (`Manifest.to_json`).
+public struct Manifest: Decodable, Sendable {
+    /// The one format this VoxportKit reads (`bundle.FORMAT`).
+    public static let format = "voxport-bundle/1"
+    /// The manifest's file name inside a bundle (`bundle.MANIFEST`).
+    public static let fileName = "manifest.json"
+
+    public let format: String
+    public let model: String
+    public let precision: String
+    public let graphs: [String: GraphEntry]
+    public let weightsSHA256: String?
+    public let config: [String: JSONValue]
+    public let voxportVersion: String?
+    /// Export time stamp; informational only (nothing is keyed on it).
+    public let created: String
+    public let packages: [String: String?]
+    public let meta: [String: JSONValue]
+
+    /// Host files travelling with the bundle (`meta.files`): name -> sha256 of its bytes.
+    public var files: [String: String] {
+        var out: [String: String] = [:]
+        for (name, value) in meta["files"]?.objectValue ?? [:] {
+            if let digest = value.stringValue { out[name] = digest }
+        }
+        return out
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, model, precision, graphs, config, created, packages, meta
+        case weightsSHA256 = "weights_sha256"
+        case voxportVersion = "voxport_version"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        model = try c.decode(String.self, forKey: .model)
+        precision = try c.decode(String.self, forKey: .precision)
+        graphs = try c.decode([String: GraphEntry].self, forKey: .graphs)
+        weightsSHA256 = try c.decodeIfPresent(String.self, forKey: .weightsSHA256)
+        config = try c.decodeIfPresent([String: JSONValue].self, forKey: .config) ?? [:]
+        voxportVersion = try c.decodeIfPresent(String.self, forKey: .voxportVersion)
+        created = try c.decodeIfPresent(String.self, forKey: .created) ?? ""
+        packages = try c.decodeIfPresent([String: String?].self, forKey: .packages) ?? [:]
+        meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
+    }
+
+    /// Decode manifest bytes; `source` names the file in errors. The format is checked before
+    /// anything else so a newer bundle fails with its version, not with a missing key.
+    public static func decode(_ data: Data, source: String = Manifest.fileName) throws -> Manifest {
+        let probe: FormatProbe
+        do {
+            probe = try JSONDecoder().decode(FormatProbe.self, from: data)
+        } catch {
+            throw VoxportError(.bundleIntegrity, "\(source) is not valid JSON (\(error)); re-export it")
+        }
+        guard probe.format == format else {
+            let found = probe.format.map { PythonRepr.string($0) } ?? "none"
+            throw VoxportError(
+                .unsupportedFormat,
+                "\(source): unsupported bundle format \(found); this VoxportKit reads \(format) only: "
+                    + "re-export the bundle with a matching voxport, or update VoxportKit")
+        }
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: data)
+        } catch {
+            throw VoxportError(.bundleIntegrity, "\(source): malformed manifest (\(error)); re-export it")
+        }
+    }
+
+    /// One function's descriptor, with Python's `Manifest.function` messages.
+    public func function(graph: String, function: String) throws -> FunctionEntry {
+        guard let g = graphs[graph] else {
+            throw VoxportError(
+                .user, "no graph \(PythonRepr.string(graph)) in this bundle (has: \(PythonRepr.list(graphs.keys.sorted())))")
+        }
+        guard let fn = g.functions[function] else {
+            throw VoxportError(
+                .user,
+                "graph \(PythonRepr.string(graph)) has no function \(PythonRepr.string(function)) "
+                    + "(has: \(PythonRepr.list(g.functions.keys.sorted())))")
+        }
+        return fn
+    }
+
+    private struct FormatProbe: Decodable {
+        let format: String?
+    }
+}
+
+/// One `.aimodel` asset (`BundleWriter.add_graph`'s record).
+public struct GraphEntry: Decodable, Sendable {
+    public let asset: String
+    public let precision: String
+    /// `content_hash` of the asset (a folder: every file's relative path and bytes).
+    public let sha256: String
+    public let functions: [String: FunctionEntry]
+    public let exportSeconds: Double?
+    public let meta: [String: JSONValue]
+
+    enum CodingKeys: String, CodingKey {
+        case asset, precision, sha256, functions, meta
+        case exportSeconds = "export_seconds"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        asset = try c.decode(String.self, forKey: .asset)
+        precision = try c.decode(String.self, forKey: .precision)
+        sha256 = try c.decode(String.self, forKey: .sha256)
+        functions = try c.decode([String: FunctionEntry].self, forKey: .functions)
+        exportSeconds = try c.decodeIfPresent(Double.self, forKey: .exportSeconds)
+        meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
+    }
+
+    /// The graph's bucket table (`meta.buckets`, as `BucketTable.to_json` wrote it), if bucketed.
+    public func bucketTable() throws -> BucketTable? {
+        guard let list = meta["buckets"]?.arrayValue else { return nil }
+        let buckets: [[String: Int]] = try list.map { item in
+            guard let obj = item.objectValue else {
+                throw VoxportError(.bundleIntegrity, "graph meta.buckets holds a non-object: \(item)")
+            }
+            return try obj.mapValues { v in
+                guard let n = v.intValue else {
+                    throw VoxportError(.bundleIntegrity, "graph meta.buckets holds a non-integer size: \(v)")
+                }
+                return n
+            }
+        }
+        return try BucketTable(buckets)
+    }
+}
+
+/// One entrypoint's I/O (`export.export_program`'s `io`).
+public struct FunctionEntry: Decodable, Sendable {
+    public let inputs: [TensorSpec]
+    public let outputs: [TensorSpec]
+    public let states: [TensorSpec]
+    /// The static bucket this function was exported for, if any.
+    public let bucket: [String: Int]?
+
+    enum CodingKeys: String, CodingKey { case inputs, outputs, states, bucket }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        inputs = try c.decode([TensorSpec].self, forKey: .inputs)
+        outputs = try c.decode([TensorSpec].self, forKey: .outputs)
+        states = try c.decodeIfPresent([TensorSpec].self, forKey: .states) ?? []
+        bucket = try c.decodeIfPresent([String: Int].self, forKey: .bucket)
+    }
+}
+
+/// A named tensor: shape and torch dtype name (`float32`, `int32`, ...). An output whose
+/// shape the exporter could not read has `shape` and `dtype` nil.
+public struct TensorSpec: Decodable, Equatable, Sendable {
+    public let name: String
+    public let shape: [Int]?
+    public let dtype: String?
+
+    public init(name: String, shape: [Int]?, dtype: String?) {
+        self.name = name
+        self.shape = shape
+        self.dtype = dtype
+    }
+}

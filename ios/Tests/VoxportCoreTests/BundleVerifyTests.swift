@@ -1,0 +1,120 @@
+import Foundation
+import XCTest
+import VoxportCore
+
+final class BundleVerifyTests: XCTestCase {
+    struct Tamper: Decodable {
+        let path: String
+        let damage: String
+        let message: String
+    }
+
+    struct Expect: Decodable {
+        let content_hash: [String: String]
+        let path_order: [String: [String]]
+        let file_sha256: [String: String]
+        let single_file_content_hash: String
+        let tamper: [String: Tamper]
+    }
+
+    private let bundleURL = Fixtures.url("bundle")
+    private func expect() throws -> Expect { try Fixtures.decode(Expect.self, "bundle_expect.json") }
+
+    func testFixtureBundleVerifies() throws {
+        let b = try ModelBundle.open(bundleURL)
+        XCTAssertEqual(b.manifest.model, "swift-fixture")
+        XCTAssertEqual(try b.assetURL(graph: "acc").lastPathComponent, "acc.asset")
+        XCTAssertEqual(try b.fileURL("voices.npz").lastPathComponent, "voices.npz")
+        XCTAssertEqual(expectError { _ = try b.fileURL("nope.npz") }?.kind, .user)
+    }
+
+    func testContentHashesEqualPythons() throws {
+        let e = try expect()
+        XCTAssertEqual(e.content_hash.count, 2)
+        for (asset, digest) in e.content_hash {
+            XCTAssertEqual(try ContentHash.contentHash(of: bundleURL.appendingPathComponent(asset)), digest, asset)
+        }
+        for (name, digest) in e.file_sha256 {
+            XCTAssertEqual(try ContentHash.fileSHA256(of: bundleURL.appendingPathComponent(name)), digest, name)
+        }
+        // A single file hashes as its bare name, NUL, bytes, NUL.
+        XCTAssertEqual(
+            try ContentHash.contentHash(of: bundleURL.appendingPathComponent("table.txt")), e.single_file_content_hash)
+    }
+
+    func testFilesAreOrderedLikePythonPaths() throws {
+        let e = try expect()
+        for (asset, order) in e.path_order {
+            XCTAssertEqual(try ContentHash.filesInPathOrder(under: bundleURL.appendingPathComponent(asset)), order, asset)
+        }
+        // The fixture does exercise the difference from plain string order.
+        let scale = e.path_order["scale.asset"]!
+        XCTAssertNotEqual(scale, scale.sorted())
+    }
+
+    func testPythonPathOrderRules() {
+        XCTAssertTrue(ContentHash.pythonPathPrecedes("a/b", "a-b"))  // "a" < "a-b"; as strings "-" < "/"
+        XCTAssertTrue(ContentHash.pythonPathPrecedes("a/b", "a.b"))
+        XCTAssertTrue(ContentHash.pythonPathPrecedes("a-b", "a.b"))
+        XCTAssertTrue(ContentHash.pythonPathPrecedes("B", "a"))  // code point order
+        XCTAssertTrue(ContentHash.pythonPathPrecedes("a", "a/b"))
+        XCTAssertFalse(ContentHash.pythonPathPrecedes("a/b", "a/b"))
+    }
+
+    /// Each damage Python's verify_bundle was shown, applied here, gives Python's message.
+    func testDamagedBundlesAreRefusedNamingTheFile() throws {
+        let e = try expect()
+        XCTAssertEqual(e.tamper.count, 5)
+        for (key, t) in e.tamper.sorted(by: { $0.key < $1.key }) {
+            let dir = try Fixtures.scratch()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let copy = dir.appendingPathComponent("bundle")
+            try FileManager.default.copyItem(at: bundleURL, to: copy)
+            try damage(copy.appendingPathComponent(t.path), t.damage)
+            XCTAssertNoThrow(try ModelBundle.open(copy, verify: false), key)
+            let err = expectError { _ = try ModelBundle.open(copy) }
+            XCTAssertEqual(err?.kind, .bundleIntegrity, key)
+            let want = t.message.replacingOccurrences(of: "<bundle>", with: copy.standardizedFileURL.path)
+            XCTAssertEqual(err?.message, want, key)
+            let named = t.path.split(separator: "/").first.map(String.init)!
+            XCTAssertTrue(err?.message.contains(named) == true, key)
+        }
+    }
+
+    func testMissingBundleAndMissingManifest() throws {
+        let dir = try Fixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        XCTAssertEqual(expectError { _ = try ModelBundle.open(dir.appendingPathComponent("absent")) }?.kind, .bundleNotFound)
+        let e = expectError { _ = try ModelBundle.open(dir) }
+        XCTAssertEqual(e?.kind, .bundleNotFound)
+        XCTAssertTrue(e?.message.hasSuffix("has no manifest.json: not a voxport bundle") == true)
+    }
+
+    func testUnknownFormatIsRefusedBeforeHashing() throws {
+        let dir = try Fixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let copy = dir.appendingPathComponent("bundle")
+        try FileManager.default.copyItem(at: bundleURL, to: copy)
+        let manifest = copy.appendingPathComponent("manifest.json")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+            .replacingOccurrences(of: "voxport-bundle/1", with: "voxport-bundle/9")
+        try text.write(to: manifest, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(at: copy.appendingPathComponent("acc.asset"))
+        XCTAssertEqual(expectError { _ = try ModelBundle.open(copy) }?.kind, .unsupportedFormat)
+    }
+
+    /// The damage `swift_fixtures._damage` applies: flip the middle byte, keep the first half, delete.
+    private func damage(_ url: URL, _ how: String) throws {
+        if how == "delete" {
+            try FileManager.default.removeItem(at: url)
+            return
+        }
+        var bytes = [UInt8](try Data(contentsOf: url))
+        if how == "flip" {
+            bytes[bytes.count / 2] ^= 0xFF
+        } else {
+            bytes = Array(bytes.prefix(bytes.count / 2))
+        }
+        try Data(bytes).write(to: url)
+    }
+}

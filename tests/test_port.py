@@ -1,0 +1,130 @@
+"""The model contract: every model passes the registry's check, one naming rule places every
+verb's bundle, the reuse key changes with everything that changes the graphs, and assets
+carry their model's metadata."""
+
+from pathlib import Path
+
+import pytest
+
+from conversion.cli import registry
+from conversion.cli.main import _parse, _validate
+from conversion.core.bundle import BundleWriter, load_manifest
+from conversion.core.errors import UserError
+from conversion.core.export import AssetInfo
+from conversion.core.port import BundleKey, ModelPort, check_port
+
+MODELS = ("kokoro", "chatterbox", "audio8_tts")
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_model_passes_the_contract(name):
+    port = registry.port(name)
+    assert isinstance(port, ModelPort) and port.name == name
+    assert set(port.graph_precisions("fp32")) == set(port.graphs)
+    commands = registry.commands(name)
+    assert set(commands.VERBS) == {"export", "speak", "gate", "bench"}
+
+
+def test_a_port_outside_its_folder_is_refused():
+    port = registry.port("kokoro")
+    with pytest.raises(TypeError, match="conversion/kokoro/port.py"):
+        check_port(port, "conversion.chatterbox.port")
+    with pytest.raises(TypeError, match="not a conversion.core.port.ModelPort"):
+        check_port(object(), "conversion.kokoro.port")
+
+
+@pytest.mark.parametrize("spelling", ["audio8-tts", "Audio8_TTS", "audio8_tts"])
+def test_one_name_for_audio8_however_it_is_typed(spelling):
+    assert registry.resolve(spelling).name == "audio8_tts"
+
+
+@pytest.mark.parametrize(
+    ("model", "config", "dtype", "folder"),
+    [
+        ("kokoro", "published", "fp32", "bundles/kokoro-fp32"),
+        ("kokoro", "reduced", "fp32", "bundles/kokoro-fp32-reduced"),
+        ("chatterbox", "reduced", "int8", "bundles/chatterbox-int8-reduced"),
+        ("audio8-tts", "reduced", "fp32", "bundles/audio8_tts-fp32-reduced"),
+    ],
+)
+def test_export_writes_where_speak_and_gate_look(model, config, dtype, folder):
+    args = _parse(["export", model, "--config", config, "--dtype", dtype])
+    _validate(args)
+    assert args.output_dir == Path(folder)
+    port = registry.port(args.model)
+    assert port.bundle_path(config, dtype) == Path(folder)  # what ensure_bundle uses
+    assert port.bundle_path(config, dtype, "gate") == Path(f"{folder}-gate")
+
+
+def test_model_flags_belong_to_their_model():
+    args = _parse(["speak", "chatterbox", "Hi.", "-o", "x.wav", "--exaggeration", "0.7"])
+    assert args.exaggeration == 0.7 and not hasattr(args, "stream")
+    with pytest.raises(SystemExit):
+        _parse(["speak", "kokoro", "Hi.", "-o", "x.wav", "--exaggeration", "0.7"])
+    args = _parse(["speak", "audio8_tts", "Hi.", "-o", "x.wav", "--stream"])
+    assert args.stream and not hasattr(args, "voice")
+
+
+def test_weights_seed_defaults_to_seed():
+    args = _parse(["gate", "chatterbox", "--seed", "7"])
+    _validate(args)
+    assert args.weights_seed == 7
+    args = _parse(["gate", "chatterbox", "--seed", "7", "--weights-seed", "3"])
+    _validate(args)
+    assert (args.seed, args.weights_seed) == (7, 3)
+
+
+def _key(**changes) -> BundleKey:
+    base = {
+        "model": "m",
+        "weights_sha256": "ab" * 32,
+        "config": {"buckets": {"g": [{"T": 32}]}, "sizes": (1, 2)},
+        "graphs": {"g": "fp32", "h": "fp32"},
+    }
+    return BundleKey(**{**base, **changes})
+
+
+def test_the_key_changes_with_everything_that_changes_the_graphs():
+    digests = {
+        _key().digest,
+        _key(weights_sha256="cd" * 32).digest,
+        _key(config={"buckets": {"g": [{"T": 64}]}, "sizes": (1, 2)}).digest,
+        _key(graphs={"g": "int8", "h": "fp32"}).digest,
+        _key(graphs={"g": "fp32"}).digest,
+        _key(model="n").digest,
+    }
+    assert len(digests) == 6
+    # a tuple read back from a manifest is a list: the stored form compares equal
+    assert _key().to_json()["config"]["sizes"] == [1, 2]
+
+
+def test_assets_carry_the_models_metadata(tmp_path):
+    from coreai.authoring.asset import AIModelAsset
+
+    from conversion.selftest import graphs as sg
+
+    spec, _ = sg.mlp_graph(0)
+    info = AssetInfo(author="Someone", license="MIT", description="a test model")
+    with BundleWriter(tmp_path / "b", "core", key={"model": "core"}, info=info) as bw:
+        bw.add_graph(spec)
+    meta = AIModelAsset.load(tmp_path / "b" / "mlp.aimodel").metadata
+    assert (meta.author, meta.license) == ("Someone", "MIT")
+    assert "a test model" in meta.model_description and "'mlp'" in meta.model_description
+    assert load_manifest(tmp_path / "b").key == {"model": "core"}
+
+
+def test_unknown_dtype_and_graph_are_refused(tmp_path):
+    port = registry.port("kokoro")
+
+    class Fixed(type(port)):
+        def weights_sha256(self, folder):
+            return "00"
+
+    fixed = Fixed()
+    config = fixed.config("reduced")
+    with pytest.raises(UserError, match="unknown dtype"):
+        fixed.bundle_key(tmp_path, config, "bf16")
+    with pytest.raises(UserError, match="has no graph"):
+        fixed.bundle_key(tmp_path, config, "fp32", graphs=("decoder",))
+    key = fixed.bundle_key(tmp_path, config, "fp32", graphs=("vocoder",))
+    assert key.graphs == {"vocoder": "fp32"} and not fixed.is_current(tmp_path / "none", key)
