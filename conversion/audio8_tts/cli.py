@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from conversion.core.errors import UserError
 from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
-VERBS = ("export", "speak", "gate", "bench")
+VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
 FRAME_REPORT_EVERY = 50  # frames (2.3 s of audio)
 
 
@@ -29,22 +28,12 @@ def _loaded(args: argparse.Namespace):
     """The snapshot in memory and its bundle (reused when current, else exported)."""
     from . import weights
 
-    config = PORT.config(args.config)
-    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     loaded = weights.load(folder, config)
     bundle = PORT.ensure_bundle(
         folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
     )
     return loaded, bundle
-
-
-def export(args: argparse.Namespace) -> int:
-    config = PORT.config(args.config)
-    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
-    start = time.perf_counter()
-    PORT.export(folder, config, args.output_dir, args.dtype, args.overwrite)
-    print(f"wrote {args.output_dir} ({time.perf_counter() - start:.0f} s)")
-    return 0
 
 
 def speak(args: argparse.Namespace) -> int:
@@ -66,7 +55,7 @@ def speak(args: argparse.Namespace) -> int:
                 "prompt carries it)"
             )
         load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
-    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)  # after the checks
     bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
     tmp = target.with_name(f".{target.name}.partial")
     with Audio8Bundle(bundle) as ab:

@@ -10,9 +10,9 @@ from typing import Any
 
 from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
-from conversion.core.port import BundleKey, ModelPort
+from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import files_sha256, folder_problem, read_manifest
+from conversion.core.weights_folder import files_sha256, folder_problem
 
 from . import weights
 from .codec import model as codec_mod
@@ -79,34 +79,21 @@ class Audio8Port(ModelPort):
         names = sorted(p.name for p in Path(folder).iterdir() if not p.name.startswith("voxport-"))
         return files_sha256(folder, names)
 
-    def is_random(self, folder: Path) -> bool:
-        manifest = read_manifest(folder)
-        return bool(manifest and manifest.get("random"))
-
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return graph_precisions(dtype)
 
-    def export_bundle(
-        self,
-        folder: Path,
-        config: Audio8Config,
-        dest: Path,
-        key: BundleKey,
-        dtype: str,
-        overwrite: bool,
-        loaded: Any = None,
-    ) -> Path:
+    def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle
 
         return export_bundle(
-            loaded if loaded is not None else weights.load(folder, config),
-            dest,
-            dtype,
-            overwrite=overwrite,
-            weights_sha256=key.weights_sha256,
-            graphs=tuple(key.graphs),
-            precisions=key.graphs,
-            key=key.to_json(),
+            job.loaded if job.loaded is not None else weights.load(job.folder, job.config),
+            job.dest,
+            job.dtype,
+            overwrite=job.overwrite,
+            weights_sha256=job.key.weights_sha256,
+            graphs=tuple(job.key.graphs),
+            precisions=job.key.graphs,
+            key=job.key.to_json(),
             info=self.asset_info,
         )
 

@@ -14,7 +14,7 @@ from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
-VERBS = ("export", "speak", "gate", "bench")
+VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
 TOKEN_REPORT_EVERY = 50  # two seconds of speech; a published-size token takes ~3 s here
 
 
@@ -27,21 +27,8 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--cfg", type=float, default=0.5, help="CFG weight (0-3)")
 
 
-def _weights(args: argparse.Namespace):
-    config = PORT.config(args.config)
-    return PORT.resolve_weights(args.weights, config, args.weights_seed), config
-
-
 def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource:
     return BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
-
-
-def export(args: argparse.Namespace) -> int:
-    folder, config = _weights(args)
-    start = time.perf_counter()
-    PORT.export(folder, config, args.output_dir, args.dtype, args.overwrite)
-    print(f"wrote {args.output_dir} ({time.perf_counter() - start:.0f} s)")
-    return 0
 
 
 def _voice(args: argparse.Namespace, folder: Path, config, default):
@@ -77,7 +64,7 @@ def speak(args: argparse.Namespace) -> int:
         raise UserError(f"--cfg must be in [0, 3] (the publisher's default is 0.5), got {args.cfg}")
     if args.ref:
         voice_mod.inspect_reference(args.ref)
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     bundle = _source(args, folder).get(config, args.dtype)
     options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)
     with ChatterboxBundle(bundle) as cb:
@@ -112,7 +99,7 @@ def gate(args: argparse.Namespace) -> int:
     from . import weights
     from .gate import run_gate
 
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     return run_gate(
         model,
@@ -129,7 +116,7 @@ def bench(args: argparse.Namespace) -> int:
     from . import weights
     from .bench import run_bench
 
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     return run_bench(
         model, config, _source(args, folder, loaded=model), args.seed, args.repeats, args.json_path

