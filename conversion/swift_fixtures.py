@@ -44,6 +44,7 @@ from conversion.core.audio_io import write_wav
 from conversion.core.buckets import BucketTable
 from conversion.core.errors import BundleIntegrityError, UserError
 from conversion.core.export import FunctionSpec, bucketed_functions, export_program
+from conversion.core.threads import pin_torch_threads
 
 INDEX = "index.json"
 PINNED_CREATED = "2000-01-01T00:00:00+00:00"
@@ -610,6 +611,16 @@ def _write_dsp(root: Path) -> None:
     _json(root / "dsp.json", out)
 
 
+# ----------------------------------------------------------------------------- kokoro
+
+
+def _write_kokoro(root: Path) -> None:
+    """The Kokoro host's fixtures (`kokoro/`), written by the Kokoro host code itself."""
+    from conversion.kokoro.swift_fixtures import write_kokoro_fixtures
+
+    write_kokoro_fixtures(root / "kokoro", _pinned_zip_clock)
+
+
 # ----------------------------------------------------------------------------- entry
 
 
@@ -621,6 +632,7 @@ def _clear_previous(out_dir: Path) -> None:
     for rel in json.loads(index.read_text())["files"]:
         (out_dir / rel).unlink(missing_ok=True)
     shutil.rmtree(out_dir / "bundle", ignore_errors=True)
+    shutil.rmtree(out_dir / "kokoro", ignore_errors=True)
 
 
 def write_fixtures(out_dir: Path) -> dict:
@@ -628,6 +640,9 @@ def write_fixtures(out_dir: Path) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear_previous(out_dir)
+    # torch's reductions (istft's overlap-add) round differently with 1 and 2 threads: pin one,
+    # as every voxport command does, so the bytes do not depend on who called first.
+    pin_torch_threads()
     torch.manual_seed(0)
     _write_sha256(out_dir)
     _write_bundle(out_dir)
@@ -635,6 +650,7 @@ def write_fixtures(out_dir: Path) -> dict:
     _write_buckets(out_dir)
     _write_audio(out_dir)
     _write_dsp(out_dir)
+    _write_kokoro(out_dir)
     files = {
         p.relative_to(out_dir).as_posix(): p.stat().st_size
         for p in sorted(out_dir.rglob("*"))

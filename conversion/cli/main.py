@@ -1,4 +1,4 @@
-"""`voxport`: doctor, export, gate, speak, bench.
+"""`voxport`: doctor, export, gate, speak, bench, serve.
 
 Every user mistake (unknown model, missing weights folder, unwritable output, bad input) is a
 one-line `voxport: error: ...` and exit code 2; a failed gate is exit code 1. The flags every
@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conversion.core import serve
 from conversion.core.errors import UserError
 from conversion.core.paths import writable_file
 from conversion.core.port import DTYPES
@@ -99,6 +100,12 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_path", default=None, metavar="PATH")
     p.add_argument("--no-selftest", action="store_true", help="only print versions")
 
+    p = sub.add_parser(
+        "serve",
+        help="serve a bundle's graphs over stdin/stdout (docs/worker-protocol.md)",
+    )
+    serve.add_arguments(p)
+
     verbs: dict[str, argparse.ArgumentParser] = {}
     p = verbs["export"] = sub.add_parser("export", help="export a model's graphs into a bundle")
     _add_common(p, json_out=False)
@@ -127,6 +134,12 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
     _add_bundle(p)
 
+    p = verbs["phonemize"] = sub.add_parser(
+        "phonemize", help="TEXT as the chunks a host speaks: phonemes and ids, JSON on stdout"
+    )
+    p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("text")
+
     if model is not None:
         commands = registry.commands(model)
         for name, vp in verbs.items():
@@ -142,7 +155,7 @@ def _validate(args: argparse.Namespace) -> None:
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))
-    if args.verb == "speak" and not args.text.strip():
+    if args.verb in ("speak", "phonemize") and not args.text.strip():
         raise UserError("TEXT is empty: give something to say")
     if args.verb == "export" and args.output_dir is None:
         if registry.resolve(args.model).has_port:
@@ -166,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         _validate(args)
         if args.verb == "doctor":
             return registry.doctor()(args)
+        if args.verb == "serve":
+            # The bundle is checked (hashes, graph names) before anything loads: a one-line error.
+            _, graphs = serve.check(args.bundle, serve.parse_graphs(args.graphs))
+            return serve.serve(args.bundle, graphs, verify=False)
         return int(registry.verb(args.model, args.verb)(args) or 0)
     except UserError as e:
         message = str(e).strip().splitlines()

@@ -18,7 +18,9 @@ from conversion.core.port import ModelCommands, ModelPort, check_port
 
 from .verbs import PORT_VERBS
 
-ALL_VERBS = ("export", "speak", "gate", "bench")
+# Verbs that take a model; `phonemize` (text -> the phoneme chunks a device host speaks) is
+# offered by the models with a G2P of their own.
+ALL_VERBS = ("export", "speak", "gate", "bench", "phonemize")
 
 
 @dataclass(frozen=True)

@@ -52,12 +52,13 @@ class ExportJob:
 
 @dataclass(frozen=True)
 class BundleKey:
-    """What a bundle's graphs were made from; equal keys mean the same graphs."""
+    """What a bundle was made from; equal keys mean the same graphs and the same host files."""
 
     model: str
     weights_sha256: str
     config: dict[str, Any]
     graphs: dict[str, str]  # graph -> precision, for exactly the graphs the bundle holds
+    layout: int = 1  # the port's bundle layout: which host files travel with the graphs
 
     def to_json(self) -> dict[str, Any]:
         """The key as the manifest stores it (through JSON: tuples become lists), so a key
@@ -67,6 +68,7 @@ class BundleKey:
             "weights_sha256": self.weights_sha256,
             "config": self.config,
             "graphs": self.graphs,
+            "layout": self.layout,
         }
         return json.loads(json.dumps(raw, sort_keys=True))
 
@@ -88,6 +90,9 @@ class ModelPort(ABC):
     graphs: ClassVar[tuple[str, ...]]
     asset_info: ClassVar[AssetInfo]
     configs: ClassVar[tuple[str, ...]] = (PUBLISHED, "reduced")
+    # Raised when a port changes what host files its bundles carry, so older bundles (complete
+    # graphs, missing files) are re-exported rather than reused.
+    layout: ClassVar[int] = 1
 
     # -- what each model provides -------------------------------------------------------------
 
@@ -149,6 +154,7 @@ class ModelPort(ABC):
             self.weights_sha256(folder),
             self.config_json(config),
             {g: per_graph[g] for g in chosen},
+            self.layout,
         )
 
     def bundle_path(self, config_name: str, dtype: str, variant: str | None = None) -> Path:

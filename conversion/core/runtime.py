@@ -5,9 +5,10 @@
 int32, which the runtime requires) and owns state arrays (KV caches) per graph. The runtime is
 async; the session drives it on a private event loop so callers stay plain Python.
 
-`IsolatedSession` runs a `Session` in a spawned child process: a Swift fatal error aborts the
-whole process, and there it becomes a `RuntimeCrash` naming the graph and function instead of
-the end of the caller (a test session, a gate).
+`IsolatedSession` runs a `Session` in a child process (`voxport serve`'s server, spoken to in
+the worker protocol): a Swift fatal error aborts the whole process, and there it becomes a
+`RuntimeCrash` naming the graph and function instead of the end of the caller (a test session,
+a gate).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import errors
+from . import worker_protocol as wp
 from .bundle import Manifest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
 
@@ -230,76 +231,59 @@ class Session:
 # -- child-process isolation ---------------------------------------------------------------------
 
 
-def serve(fd: int, bundle: str) -> None:
-    """The child's loop: one Session, requests in over the socket `fd`, results back."""
-    from multiprocessing.connection import Connection
-
-    conn = Connection(fd)
-    try:
-        session = Session(bundle, graphs=[], verify=False, quiet=False)
-    except Exception as e:  # report, then exit cleanly
-        conn.send(("err", (type(e).__name__, str(e))))
-        return
-    conn.send(("ok", None))
-    while True:
-        try:
-            msg = conn.recv()
-        except EOFError:
-            break
-        if msg is None:
-            break
-        op, args = msg
-        try:
-            conn.send(("ok", getattr(session, op)(*args)))
-        except Exception as e:
-            conn.send(("err", (type(e).__name__, str(e))))
-    session.close()
-
-
-def _rebuild_error(name: str, message: str) -> Exception:
-    cls = getattr(errors, name, None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        return cls(message)
-    return RuntimeError(f"{name}: {message}")
+class RuntimeTimeout(RuntimeCrash):
+    """The runtime child did not answer within the session's timeout (it was killed)."""
 
 
 class IsolatedSession:
     """The `Session` API, run in a child process so a runtime abort is an exception here.
 
-    The child is a fresh interpreter (`python -m conversion.core.runtime_worker`), not a
-    multiprocessing spawn, so callers need no `if __name__ == "__main__"` guard, and not a fork,
-    so no half-initialised runtime threads are inherited.
+    The child is `voxport serve`'s server (`python -m conversion.core.serve`), spoken to over
+    its stdin/stdout in the worker protocol (`conversion.core.worker_protocol`,
+    docs/worker-protocol.md) — the same protocol VoxportKit's `WorkerRunner` uses. It is a
+    fresh interpreter, not a multiprocessing spawn, so callers need no `if __name__ ==
+    "__main__"` guard, and not a fork, so no half-initialised runtime threads are inherited.
+
+    `timeout_s` bounds every request (a load or a call, sending and answering together; None
+    waits forever): a child that does not answer in time is killed and the call raises
+    `RuntimeTimeout` (a `RuntimeCrash`) naming the graph and function. The default is generous
+    (published-size graphs on the Linux runtime take minutes), it only stops a hung child.
     """
 
     def __init__(
-        self, bundle: Path | str, graphs: list[str] | None = None, verify: bool = True
+        self,
+        bundle: Path | str,
+        graphs: list[str] | None = None,
+        verify: bool = True,
+        timeout_s: float | None = 3600.0,
     ) -> None:
-        from multiprocessing.connection import Connection
-
         self.bundle = Path(bundle)
         self.manifest = load_manifest(self.bundle, verify=verify)
-        parent, child = socket.socketpair()
+        self.timeout_s = timeout_s
+        self._closed = False
+        self._next_id = 0
         self._log = tempfile.NamedTemporaryFile(prefix="voxport-runtime-", suffix=".log")
-        cmd = [
-            sys.executable,
-            "-m",
-            "conversion.core.runtime_worker",
-            str(child.fileno()),
-            str(self.bundle),
-        ]
         self._proc = subprocess.Popen(
-            cmd,
-            pass_fds=[child.fileno()],
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
+            self._command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=self._log,
+            bufsize=0,
         )
-        child.close()
-        self._conn = Connection(parent.detach())
-        self._call_child(None, "(start)", "(start)")
-        for g in list(self.manifest.graphs) if graphs is None else graphs:
-            # One request per graph, so a crash while lowering names the graph.
-            self._call_child(("load_graph", (g,)), g, "(load)")
+        self._chan = wp.PipeChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno())
+        try:
+            self._request(None, "(start)", "(start)")  # the server's `ready` frame
+            for g in list(self.manifest.graphs) if graphs is None else graphs:
+                # One request per graph, so a crash while lowering names the graph.
+                self._request({"op": "load_graph", "graph": g}, g, "(load)")
+        except BaseException:
+            self.close()
+            raise
+
+    def _command(self) -> list[str]:
+        """The child: the server, loading nothing before `ready` (the graphs come one by one)."""
+        bundle = str(self.bundle)
+        return [sys.executable, "-m", "conversion.core.serve", bundle, "--graphs=", "--no-verify"]
 
     def _stderr_tail(self, n: int = 1500) -> str:
         try:
@@ -309,28 +293,64 @@ class IsolatedSession:
         lines = [ln for ln in text.splitlines() if "Loading function" not in ln]
         return "\n".join(lines)[-n:].strip()
 
-    def _call_child(self, msg, graph: str, function: str):
+    def _crash(self, graph: str, function: str) -> RuntimeCrash:
         try:
-            if msg is not None:
-                self._conn.send(msg)
-            status, payload = self._conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
-            try:
-                code = self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                code = self._proc.wait()
-            how = f"exit code {code}"
-            if code < 0:
-                how = f"killed by {signal.Signals(-code).name}"
+            code = self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            code = self._proc.wait()
+        how = f"exit code {code}"
+        if code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        tail = self._stderr_tail()
+        return RuntimeCrash(
+            f"the Core AI runtime crashed in graph '{graph}' function '{function}' ({how})"
+            + (f"; its last words:\n{tail}" if tail else "")
+        )
+
+    def _request(
+        self,
+        header: dict | None,
+        graph: str,
+        function: str,
+        arrays: dict[str, np.ndarray] | None = None,
+    ) -> tuple[dict, dict[str, np.ndarray]]:
+        """Send one request (None: only read the next frame) and return its reply."""
+        if self._closed:
+            raise errors.UserError("this IsolatedSession is closed")
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        try:
+            if header is not None:
+                self._chan.send(header, arrays, deadline)
+            frame = self._chan.recv(deadline)
+        except wp.FrameTimeout:
+            self._proc.kill()
+            self._proc.wait()
             tail = self._stderr_tail()
-            raise RuntimeCrash(
-                f"the Core AI runtime crashed in graph '{graph}' function '{function}' ({how})"
+            raise RuntimeTimeout(
+                f"the Core AI runtime did not answer within {self.timeout_s:g} s in graph "
+                f"'{graph}' function '{function}' (the child was killed)"
                 + (f"; its last words:\n{tail}" if tail else "")
             ) from None
-        if status == "err":
-            raise _rebuild_error(*payload)
-        return payload
+        except (BrokenPipeError, ConnectionResetError):
+            frame = None
+        except wp.ProtocolError:
+            # Usually the child died in the middle of a reply; otherwise the stream is broken.
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+                raise
+            frame = None
+        if frame is None:
+            raise self._crash(graph, function) from None
+        reply, out = frame
+        if header is not None and reply.get("id", header.get("id")) != header.get("id"):
+            raise wp.ProtocolError(f"reply to request {header.get('id')} has id {reply.get('id')}")
+        if not reply.get("ok"):
+            raise wp.rebuild_error(reply.get("error") or {})
+        return reply, out
 
     @property
     def alive(self) -> bool:
@@ -339,28 +359,41 @@ class IsolatedSession:
     def run(
         self, graph: str, function: str, inputs: Mapping[str, Any], state: str = "default"
     ) -> dict[str, np.ndarray]:
-        inputs = {
-            k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v))
-            for k, v in inputs.items()
+        arrays = {k: wp.wire_array(k, v) for k, v in inputs.items()}
+        self._next_id += 1
+        header = {
+            "op": "run",
+            "id": self._next_id,
+            "graph": graph,
+            "function": function,
+            "state": state,
         }
-        return self._call_child(("run", (graph, function, inputs, state)), graph, function)
+        return self._request(header, graph, function, arrays)[1]
 
     def reset_state(self, graph: str, key: str = "default") -> None:
-        self._call_child(("reset_state", (graph, key)), graph, "reset_state")
+        self._request({"op": "reset_state", "graph": graph, "state": key}, graph, "reset_state")
 
     def read_state(self, graph: str, key: str = "default") -> dict[str, np.ndarray]:
-        return self._call_child(("read_state", (graph, key)), graph, "read_state")
+        header = {"op": "read_state", "graph": graph, "state": key}
+        return self._request(header, graph, "read_state")[1]
 
     def close(self) -> None:
+        if self._closed:
+            return
         if self._proc.poll() is None:
             with contextlib.suppress(Exception):
-                self._conn.send(None)
+                deadline = time.monotonic() + 10
+                self._chan.send({"op": "close"}, deadline=deadline)
+                self._chan.recv(deadline)
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
-        self._conn.close()
+        self._closed = True
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
         self._log.close()
 
     def __enter__(self) -> IsolatedSession:

@@ -1,18 +1,23 @@
-"""`voxport export|gate|speak|bench kokoro`: the flags Kokoro adds, and each verb's arguments
-turned into explicit calls on the port, the pipeline, the gate and the bench."""
+"""`voxport gate|speak|bench|phonemize kokoro`: the flags Kokoro adds, and each verb's
+arguments turned into explicit calls on the port, the pipeline, the gate and the bench
+(`export` is every port's, `conversion/cli/verbs.py`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
+import warnings
 from pathlib import Path
 
+from conversion.core.errors import UserError
 from conversion.core.progress import progress_steps
 
 from . import host, weights
 from .port import PORT
 
-VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
+VERBS = ("speak", "gate", "bench", "phonemize")  # export: every port has it (cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
 
 
@@ -20,6 +25,10 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
     if verb == "speak":
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
         parser.add_argument("--speed", type=float, default=1.0, help="speaking rate (1 = normal)")
+    if verb == "phonemize":
+        parser.add_argument(
+            "--max-ids", type=int, default=None, help="split chunks to this many ids (≤ 512)"
+        )
 
 
 def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path:
@@ -86,3 +95,27 @@ def bench(args: argparse.Namespace) -> int:
     return run_bench(
         kmodel, bundle, folder, config.name, args.seed, args.repeats, args.dtype, args.json_path
     )
+
+
+def phonemize(args: argparse.Namespace) -> int:
+    """`voxport phonemize kokoro TEXT`: the chunks the pipeline would speak (text, phonemes,
+    ids with pads, phoneme count) as JSON on stdout; warnings on stderr, one line each."""
+    max_ids = host.MAX_IDS if args.max_ids is None else args.max_ids
+    if not 3 <= max_ids <= host.MAX_IDS:
+        raise UserError(f"--max-ids must be between 3 and {host.MAX_IDS}, got {max_ids}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        chunks = host.text_to_chunks(args.text, max_ids=max_ids)
+    for w in caught:
+        if issubclass(w.category, UserWarning):  # dropped symbols, unpronounced words
+            print(f"voxport: warning: {w.message}", file=sys.stderr)
+    doc = {
+        "model": "kokoro",
+        "max_ids": max_ids,
+        "chunks": [
+            {"text": c.text, "phonemes": c.phonemes, "ids": c.ids, "n_phonemes": c.n_phonemes}
+            for c in chunks
+        ],
+    }
+    print(json.dumps(doc, ensure_ascii=False))
+    return 0

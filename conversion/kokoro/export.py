@@ -1,8 +1,9 @@
-"""Build a Kokoro bundle: the three graphs at their buckets, plus the host's source weights."""
+"""Build a Kokoro bundle: the three graphs at their buckets, the host's source weights, and
+the files a host needs with no Python packages (vocabulary, voices, licence: ``host_files``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import torch
@@ -15,6 +16,7 @@ from conversion.core.progress import progress_steps
 
 from .config import PUBLISHED
 from .graphs import GRAPHS, graph_specs
+from .host_files import add_host_files
 
 HOST_DATA = "host_source.npz"  # m_source.l_linear weight and bias, for the host source
 
@@ -30,8 +32,10 @@ def export_bundle(
     progress: bool = True,
     key: dict | None = None,
     info: AssetInfo | None = None,
+    voice_dirs: Iterable[str | Path] = (),
 ) -> Path:
-    """Export `graphs` of `kmodel` into a bundle at `dest` (atomically)."""
+    """Export `graphs` of `kmodel` into a bundle at `dest` (atomically), with the host files
+    (every voice the pipeline can name, `voice_dirs`' `.pt` packs included)."""
     tables = dict(buckets or PUBLISHED.buckets)
     specs = graph_specs(kmodel, tables, graphs)
     total = sum(len(s.functions) for s in specs)
@@ -59,4 +63,5 @@ def export_bundle(
                 "l_linear_bias": source.bias.detach().float().numpy(),
             },
         )
+        add_host_files(bundle, voice_dirs)
     return Path(dest)

@@ -23,6 +23,7 @@ from conversion.core.loaded_bundle import LoadedBundle
 from . import host
 from .export import HOST_DATA
 from .graphs import GRAPHS, function_name
+from .host_files import read_bundle_voices
 
 
 @dataclass
@@ -46,6 +47,8 @@ class KokoroBundle(LoadedBundle):
         with np.load(self.path / HOST_DATA) as data:
             self.source_weight = data["l_linear_weight"]
             self.source_bias = data["l_linear_bias"]
+        # The bundle's own voices (None for a bundle exported before it carried them).
+        self.voices = read_bundle_voices(self.path)
 
     def _run(self, graph: str, bucket, inputs: Mapping[str, np.ndarray], ms: dict | None) -> dict:
         t = time.perf_counter()
@@ -187,7 +190,7 @@ class KokoroBundle(LoadedBundle):
         `chunks` are `self.chunks(text)` when the caller already has them (G2P is not free).
         """
         chunks = self.chunks(text) if chunks is None else chunks
-        pack = host.load_voice(voice, extra_dirs=voice_dirs)
+        pack = host.load_voice(voice, extra_dirs=voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
         for i, chunk in enumerate(chunks):
             results += self._speak_chunk(chunk, pack, speed, seed + i)

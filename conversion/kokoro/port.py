@@ -20,6 +20,8 @@ class KokoroPort(ModelPort):
     name = "kokoro"
     summary = "Kokoro-82M (StyleTTS2 + iSTFTNet)"
     graphs = GRAPHS
+    layout = 2  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
+    # host needs nothing from the Python packages)
     asset_info = AssetInfo(
         author="hexgrad (Kokoro-82M); exported to Core AI by voxport",
         license="Apache-2.0",
@@ -63,6 +65,7 @@ class KokoroPort(ModelPort):
             graphs=tuple(job.key.graphs),
             key=job.key.to_json(),
             info=self.asset_info,
+            voice_dirs=(Path(job.folder) / weights.VOICES_DIR,),
         )
 
 

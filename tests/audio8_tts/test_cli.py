@@ -45,12 +45,14 @@ def gated_bundle(tmp_path_factory):
     return bundle, json.loads(report.read_text()), proc, steps
 
 
+@pytest.mark.slow
 def test_export_speak_gate_export_once(gated_bundle):
     steps = gated_bundle[3]
     steps.assert_exported_once()
     assert steps.procs["speak"].returncode == 0, steps.procs["speak"].stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_reduced_gate_passes_every_rung(gated_bundle):
     _, report, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
@@ -69,6 +71,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
         assert part in names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", [True, False])
 def test_speak_streamed_and_whole(gated_bundle, tmp_path, stream):
     bundle, _, _, _ = gated_bundle
@@ -85,6 +88,7 @@ def test_speak_streamed_and_whole(gated_bundle, tmp_path, stream):
     assert not list(tmp_path.glob(".*partial"))
 
 
+@pytest.mark.slow
 def test_speak_with_a_registered_voice(gated_bundle, tmp_path):
     bundle, _, _, _ = gated_bundle
     ref = tmp_path / "ref.wav"
@@ -99,6 +103,7 @@ def test_speak_with_a_registered_voice(gated_bundle, tmp_path):
     assert sf.info(out).frames > 0
 
 
+@pytest.mark.slow
 def test_bench_makes_one_call_per_frame(gated_bundle, tmp_path):
     bundle, _, _, _ = gated_bundle
     out = tmp_path / "bench.json"

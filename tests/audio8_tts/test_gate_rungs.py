@@ -81,6 +81,7 @@ def test_sampler_rungs_through_runtime():
     assert "1000/1000 draws equal" in big.detail and "kept candidates per row" in big.detail
 
 
+@pytest.mark.slow
 def test_teacher_forced_and_free_run(lm, session, prompt, ref):
     assert any(f.used_high for f in ref.frames)  # RAS is exercised
     rungs = [

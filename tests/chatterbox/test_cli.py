@@ -58,10 +58,12 @@ def gated_bundle(tmp_path_factory):
     return bundle, json.loads(report.read_text()), md.read_text(), proc, steps
 
 
+@pytest.mark.slow
 def test_export_speak_gate_export_once(gated_bundle):
     gated_bundle[4].assert_exported_once()
 
 
+@pytest.mark.slow
 def test_reduced_gate_passes_every_rung(gated_bundle):
     _, report, md, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
@@ -83,6 +85,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
     assert "| Euler steps | mel cos vs 10 steps |" in md  # the step-count table
 
 
+@pytest.mark.slow
 def test_speak_clones_a_stereo_16k_reference(gated_bundle):
     bundle, _, _, _, steps = gated_bundle
     proc = steps.procs["speak"]
@@ -93,6 +96,7 @@ def test_speak_clones_a_stereo_16k_reference(gated_bundle):
     assert "noise" in proc.stderr  # random weights say so
 
 
+@pytest.mark.slow
 def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
     from conversion.chatterbox.pipeline import ChatterboxBundle
 
@@ -106,6 +110,7 @@ def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
     assert len(words) == len(text.split())  # every word is said once
 
 
+@pytest.mark.slow
 def test_bench_reports_every_stage(gated_bundle, tmp_path):
     bundle, _, _, _, _ = gated_bundle
     out = tmp_path / "bench.json"

@@ -195,6 +195,7 @@ def test_flow_matches_publisher_flow_inference(s3gen, session, voice):
     np.testing.assert_allclose(speaker_projection(arrays, voice["embedding"]), spks_ref, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_estimator_fp16_smallest_bucket(s3gen, tmp_path):
     frames = min(REDUCED.estimator_frames)
     real = frames - 18

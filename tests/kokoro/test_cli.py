@@ -53,10 +53,12 @@ def gated_bundle(tmp_path_factory):
     return bundle, json.loads(report.read_text()), proc, steps
 
 
+@pytest.mark.slow
 def test_export_speak_gate_export_once(gated_bundle):
     gated_bundle[3].assert_exported_once()
 
 
+@pytest.mark.slow
 def test_reduced_real_weight_gate_passes(gated_bundle):
     bundle, report, proc, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
@@ -68,6 +70,7 @@ def test_reduced_real_weight_gate_passes(gated_bundle):
     assert (bundle.parent / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
 
 
+@pytest.mark.slow
 def test_speak_writes_intelligible_speech(gated_bundle):
     from gates.asr import transcribe, word_error_rate
 
@@ -95,6 +98,7 @@ def test_bad_input_is_one_line_exit_2(argv, needle, capsys):
     assert err[0].startswith("voxport: error:") and needle in err[0]
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_50_sentences(gated_bundle):
     """RSS growth ≤ 50 MB over 50 sentences through the graphs and host steps.
 

@@ -374,6 +374,7 @@ def _check_runtime(module, inputs, names):
         assert cos(got[name], w) >= 0.9999, name
 
 
+@pytest.mark.slow
 def test_predictor_through_coreai(graphs, reference):
     bucket = BUCKETS["predictor"].buckets[0]
     _check_runtime(graphs["predictor"], predictor_inputs(reference, bucket["T"]), Predictor.OUTPUTS)

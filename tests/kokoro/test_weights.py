@@ -169,12 +169,18 @@ def test_dynamic_quantize_lstm_node_maps_onto_torch_lstm():
         "R_zp": np.zeros(2, np.int8),
     }
     x = rng.standard_normal((6, 1, inp)).astype(np.float32)
-    model, expected = _onnx_lstm(w_q, r_q, b, x, op="DynamicQuantizeLSTM", extra_inputs=quant)
+    model, _ = _onnx_lstm(w_q, r_q, b, x, op="DynamicQuantizeLSTM", extra_inputs=quant)
     state, coverage = map_onnx_to_state_dict(model, _OneLstm(inp, hidden))
     assert coverage.keys_mapped == coverage.keys_total == 8
     ours = _torch_lstm({k.removeprefix("lstm."): v.numpy() for k, v in state.items()}, x)
-    # onnxruntime also quantises the activations to 8 bits: agreement is close, not exact.
-    assert np.abs(ours - expected).max() < 0.03
+    # The oracle: onnxruntime's float LSTM node on the same weights dequantised by hand (one
+    # scale per direction, [dirs, in, 4h] back to [dirs, 4h, in]). Not the quantised node's own
+    # output: onnxruntime (1.32) also quantises the activations on every call, which moved it
+    # 0.009-0.44 from the float result over 12 seeds here - no stable bar.
+    w = (w_q * quant["W_scale"][:, None, None]).transpose(0, 2, 1).astype(np.float32)
+    r = (r_q * quant["R_scale"][:, None, None]).transpose(0, 2, 1).astype(np.float32)
+    _, expected = _onnx_lstm(w, r, b, x)
+    assert np.abs(ours - expected).max() < 1e-5
 
 
 @pytest.mark.parametrize("transpose", [False, True])

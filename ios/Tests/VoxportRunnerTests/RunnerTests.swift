@@ -1,0 +1,335 @@
+import Foundation
+import VoxportCore
+import XCTest
+
+@testable import VoxportRunner
+
+/// The repository this package lives in, and its Python venv (the real runtime's only way in).
+enum Repo {
+    /// `<repo>/ios/Tests/VoxportRunnerTests/RunnerTests.swift` -> `<repo>`.
+    static let root: URL = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let python = root.appendingPathComponent(".venv/bin/python")
+    static let voxport = root.appendingPathComponent(".venv/bin/voxport")
+    static let here = root.appendingPathComponent("ios/Tests/VoxportRunnerTests")
+
+    /// Run a command to completion; its exit status and the tail of its stderr.
+    static func run(_ exe: URL, _ args: [String]) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = exe
+        p.arguments = args
+        p.currentDirectoryURL = root
+        let err = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-test-\(UUID().uuidString).txt")
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: err)
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        let text = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: err)
+        return (p.terminationStatus, String(text.suffix(3000)))
+    }
+}
+
+/// The self-test bundle and a Python Session's answers on it, made once per test process by
+/// `make_recording.py` through the project's venv (a missing venv fails, with the fix).
+final class PythonReference: @unchecked Sendable {
+    static let shared = Result { try PythonReference() }
+
+    let dir: URL
+    var bundle: URL { dir.appendingPathComponent("bundle") }
+    var recording: URL { dir.appendingPathComponent("recording") }
+    let mlp: NpzArchive
+    /// The in-process Session's median ms per call, by "graph.function".
+    let sessionMilliseconds: [String: Double]
+
+    private init() throws {
+        for exe in [Repo.python, Repo.voxport] where !FileManager.default.isExecutableFile(atPath: exe.path) {
+            throw RunnerError(
+                .launch,
+                "\(exe.path) is missing: these tests drive the real Core AI runtime through the project's venv; "
+                    + "create it first (python -m venv .venv && .venv/bin/pip install -e . in \(Repo.root.path))")
+        }
+        // One folder per test process under a shared parent; earlier runs' folders (over an hour
+        // old) are removed, so repeated runs do not pile bundles up in the temp directory.
+        let fm = FileManager.default
+        let parent = fm.temporaryDirectory.appendingPathComponent("voxport-runner-tests")
+        for old in (try? fm.contentsOfDirectory(at: parent, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
+            let modified = (try? old.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+            if let modified, modified.timeIntervalSinceNow < -3600 { try? fm.removeItem(at: old) }
+        }
+        dir = parent.appendingPathComponent("run-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        let script = Repo.here.appendingPathComponent("make_recording.py").path
+        let (code, err) = try Repo.run(Repo.python, [script, dir.path])
+        guard code == 0 else { throw RunnerError(.launch, "make_recording.py failed (exit \(code)):\n\(err)") }
+        mlp = try NpzArchive.load(dir.appendingPathComponent("mlp.npz"))
+        let timing = try JSONDecoder().decode([String: Double].self, from: Data(contentsOf: dir.appendingPathComponent("timing.json")))
+        sessionMilliseconds = timing
+    }
+
+    static func get() throws -> PythonReference { try shared.get() }
+
+    func worker(timeout: Double? = 600) throws -> WorkerRunner {
+        try WorkerRunner(bundle: bundle, executable: Repo.voxport, timeout: timeout)
+    }
+
+    /// A script standing in for `voxport serve` (fake_worker.py in `mode`).
+    func fakeWorker(_ mode: String) throws -> URL {
+        let url = dir.appendingPathComponent("fake-\(mode).sh")
+        let script = "#!/bin/sh\nexec '\(Repo.python.path)' '\(Repo.here.appendingPathComponent("fake_worker.py").path)' \(mode) \"$@\"\n"
+        try script.write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        return url
+    }
+}
+
+private func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.isEmpty ? .nan : s[s.count / 2]
+}
+
+final class WorkerRunnerTests: XCTestCase {
+    func testDescribesTheBundleAndKeepsServingAfterAnInputError() throws {
+        let ref = try PythonReference.get()
+        let runner = try ref.worker()
+        defer { runner.close() }
+        XCTAssertEqual(runner.manifest.model, "core")
+        XCTAssertEqual(runner.manifest.graphs.keys.sorted(), ["decoder", "mlp"])
+        let onDisk = try ModelBundle.open(ref.bundle).manifest
+        XCTAssertEqual(runner.manifest.graphs["mlp"]?.sha256, onDisk.graphs["mlp"]?.sha256)
+
+        let x = try ref.mlp.array("x")
+        XCTAssertEqual(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"], try ref.mlp.array("y"))
+
+        let short = Tensor(shape: [3, 256], storage: .float32([Float](repeating: 0, count: 768)))
+        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": short])) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .inputSpec)
+            XCTAssertEqual(e?.type, "InputSpecError")
+            XCTAssertTrue(e?.message.contains("shape [3, 256], the graph wants [8, 256]") ?? false, "\(error)")
+        }
+        XCTAssertThrowsError(try runner.run(graph: "nope", function: "main", inputs: [:])) { error in
+            XCTAssertEqual((error as? RunnerError)?.kind, .user)
+            XCTAssertTrue("\(error)".contains("no graph 'nope'"), "\(error)")
+        }
+        // Still serving, still exact.
+        XCTAssertTrue(runner.isAlive)
+        XCTAssertEqual(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"], try ref.mlp.array("y"))
+        runner.close()
+        XCTAssertFalse(runner.isAlive)
+        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+            XCTAssertEqual((error as? RunnerError)?.kind, .closed)
+        }
+    }
+
+    /// Prefill, then greedy decode steps with the state kept in the worker: every output equals
+    /// the Python Session's bit for bit, and the host's argmax picks the recorded tokens.
+    func testStatefulDecodeThroughTheWorkerEqualsThePythonSession() throws {
+        let ref = try PythonReference.get()
+        let steps = try ReplayRunner(recording: ref.recording).steps
+        XCTAssertEqual(steps.map(\.function), ["prefill"] + Array(repeating: "decode", count: steps.count - 1))
+        let runner = try ref.worker()
+        defer { runner.close() }
+        let recorder = RecordingRunner(wrapping: runner)
+        try recorder.resetState(graph: "decoder")
+        var previous: [Float]? = nil
+        for (i, step) in steps.enumerated() {
+            if let previous {  // the token fed is the argmax of the last row before it
+                let vocab = 64
+                let last = Array(previous.suffix(vocab))
+                let argmax = last.indices.max { last[$0] < last[$1] }!
+                XCTAssertEqual(try step.inputs["tokens"]!.int32(), [Int32(argmax)], "step \(i)")
+            }
+            let out = try recorder.run(graph: "decoder", function: step.function, inputs: step.inputs)
+            XCTAssertEqual(out.keys.sorted(), ["logits"])
+            XCTAssertEqual(out["logits"], step.outputs["logits"], "step \(i) (\(step.function)) differs from the Python Session")
+            previous = try out["logits"]!.float32()
+        }
+        let state = try runner.readState(graph: "decoder")
+        XCTAssertEqual(state.count, 4)  // k and v caches of two layers
+        XCTAssertEqual(state["layers_0_k_cache"]?.shape, [1, 4, 32, 16])
+
+        // What went through the worker replays without it.
+        let replay = recorder.replay()
+        for step in steps {
+            XCTAssertEqual(try replay.run(graph: "decoder", function: step.function, inputs: step.inputs), step.outputs)
+        }
+        XCTAssertEqual(replay.remaining, 0)
+
+        // After a reset the same prefill gives the same logits again.
+        try runner.resetState(graph: "decoder")
+        XCTAssertEqual(try runner.readState(graph: "decoder").count, 0)
+        let again = try runner.run(graph: "decoder", function: "prefill", inputs: steps[0].inputs)
+        XCTAssertEqual(again["logits"], steps[0].outputs["logits"])
+    }
+
+    /// WorkerRunner's cost per call against an in-process Python Session on the same function.
+    /// Printed, never asserted (the machine is shared).
+    func testOverheadPerCall() throws {
+        let ref = try PythonReference.get()
+        let runner = try ref.worker()
+        defer { runner.close() }
+        let x = try ref.mlp.array("x")
+        let feed: [String: Tensor] = [
+            "tokens": Tensor(shape: [1, 1], storage: .int32([1])), "start": Tensor(shape: [1], storage: .int32([20])),
+        ]
+        for (key, graph, function, inputs) in [("mlp.main", "mlp", "main", ["x": x]), ("decoder.decode", "decoder", "decode", feed)] {
+            _ = try runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
+            var wall: [Double] = []
+            var server: [Double] = []
+            for _ in 0..<50 {
+                let t0 = monotonicSeconds()
+                _ = try runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
+                wall.append((monotonicSeconds() - t0) * 1e3)
+                server.append(runner.lastServerMilliseconds ?? .nan)
+            }
+            let session = ref.sessionMilliseconds[key] ?? .nan
+            let line = String(
+                format: "WorkerRunner %@: %.3f ms per call (worker's own %.3f ms); in-process Session %.3f ms; overhead %.3f ms",
+                key, median(wall), median(server), session, median(wall) - session)
+            print(line)
+            XCTAssertGreaterThan(wall.count, 0)
+        }
+    }
+
+    func testStartErrorsAreClear() throws {
+        let ref = try PythonReference.get()
+        let nowhere = ref.dir.appendingPathComponent("nowhere")
+        XCTAssertThrowsError(try WorkerRunner(bundle: nowhere, executable: Repo.voxport)) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .user)
+            XCTAssertTrue(e?.message.contains("no bundle at") ?? false, "\(error)")
+            XCTAssertTrue(e?.message.contains("exit code 2") ?? false, "\(error)")
+        }
+        XCTAssertThrowsError(
+            try WorkerRunner(bundle: ref.bundle, executable: ref.dir.appendingPathComponent("no-such-voxport"))
+        ) { error in
+            XCTAssertEqual((error as? RunnerError)?.kind, .launch)
+        }
+        // The executable: VOXPORT, else the venv above the bundle or the working directory.
+        XCTAssertEqual(
+            WorkerRunner.findExecutable(near: nowhere, environment: ["VOXPORT": "/opt/vp"])?.path, "/opt/vp")
+        let inRepo = Repo.root.appendingPathComponent("ios/Tests/Fixtures/bundle")
+        XCTAssertEqual(
+            WorkerRunner.findExecutable(near: inRepo, environment: [:])?.standardizedFileURL.path,
+            Repo.voxport.standardizedFileURL.path)
+    }
+
+    func testAHungWorkerTimesOut() throws {
+        let ref = try PythonReference.get()
+        let runner = try WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("hang"), timeout: 1)
+        defer { runner.close() }
+        let x = try ref.mlp.array("x")
+        let start = monotonicSeconds()
+        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .timeout)
+            XCTAssertTrue(e?.message.contains("within 1 s in graph 'mlp' function 'main'") ?? false, "\(error)")
+        }
+        XCTAssertLessThan(monotonicSeconds() - start, 30)
+        XCTAssertFalse(runner.isAlive)
+    }
+
+    func testAWorkerAbortIsARuntimeCrashNamingTheGraph() throws {
+        let ref = try PythonReference.get()
+        let runner = try WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("abort"))
+        defer { runner.close() }
+        let x = try ref.mlp.array("x")
+        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .runtimeCrash)
+            let m = e?.message ?? ""
+            XCTAssertTrue(m.contains("graph 'mlp' function 'main' (killed by SIGABRT)"), m)
+            XCTAssertTrue(m.contains("fake worker: abort in mlp.main"), m)  // its last words
+        }
+    }
+}
+
+final class ReplayRunnerTests: XCTestCase {
+    func testPassesOnTheRecordingAndFailsOnAChangedInput() throws {
+        let ref = try PythonReference.get()
+        let replay = try ReplayRunner(recording: ref.recording)
+        XCTAssertEqual(replay.manifest.model, "core")
+        for step in replay.steps {
+            XCTAssertEqual(try replay.run(graph: step.graph, function: step.function, inputs: step.inputs), step.outputs)
+        }
+        XCTAssertThrowsError(try replay.run(graph: "decoder", function: "decode", inputs: [:])) { error in
+            XCTAssertEqual((error as? RunnerError)?.kind, .replayMismatch)
+            XCTAssertTrue("\(error)".contains("the recording has only 7 calls"), "\(error)")
+        }
+
+        // A different token at the third call: integers must match exactly.
+        let changed = try ReplayRunner(recording: ref.recording)
+        var inputs = changed.steps[2].inputs
+        let token = try inputs["tokens"]!.int32()[0]
+        inputs["tokens"] = Tensor(shape: [1, 1], storage: .int32([token + 1]))
+        for step in changed.steps.prefix(2) {
+            _ = try changed.run(graph: step.graph, function: step.function, inputs: step.inputs)
+        }
+        XCTAssertThrowsError(try changed.run(graph: "decoder", function: "decode", inputs: inputs)) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .replayMismatch)
+            XCTAssertTrue(
+                e?.message.contains("call 3 (decoder.decode): input 'tokens' differs from the recording") ?? false,
+                "\(error)")
+            XCTAssertTrue(e?.message.contains("integers must match exactly") ?? false, "\(error)")
+        }
+        XCTAssertEqual(changed.position, 2)
+
+        // int64 inputs compare by value with the recorded int32.
+        let widened = try ReplayRunner(recording: ref.recording)
+        let first = widened.steps[0]
+        let tokens64 = Tensor(shape: [1, 8], storage: .int64(try first.inputs["tokens"]!.int32().map(Int64.init)))
+        _ = try widened.run(
+            graph: "decoder", function: "prefill", inputs: ["tokens": tokens64, "start": first.inputs["start"]!])
+
+        // Out of order: the recording starts with prefill.
+        let order = try ReplayRunner(recording: ref.recording)
+        XCTAssertThrowsError(try order.run(graph: "decoder", function: "decode", inputs: replay.steps[1].inputs)) {
+            error in
+            XCTAssertTrue("\(error)".contains("the recording has decoder.prefill"), "\(error)")
+        }
+    }
+
+    func testFloatInputsWithinTheStepTolerance() throws {
+        let ref = try PythonReference.get()
+        let manifest = try ModelBundle.open(ref.bundle).manifest
+        let x = try ref.mlp.array("x")
+        let y = try ref.mlp.array("y")
+        func nudged(_ by: Float) throws -> Tensor {
+            var v = try x.float32()
+            v[17] += by
+            return Tensor(shape: x.shape, storage: .float32(v))
+        }
+        let step = ReplayRunner.Step(graph: "mlp", function: "main", inputs: ["x": x], outputs: ["y": y], tolerance: 1e-3)
+        let within = ReplayRunner(manifest: manifest, steps: [step])
+        XCTAssertEqual(try within.run(graph: "mlp", function: "main", inputs: ["x": try nudged(5e-4)])["y"], y)
+        let beyond = ReplayRunner(manifest: manifest, steps: [step])
+        XCTAssertThrowsError(try beyond.run(graph: "mlp", function: "main", inputs: ["x": try nudged(2e-3)])) { error in
+            let e = error as? RunnerError
+            XCTAssertEqual(e?.kind, .replayMismatch)
+            XCTAssertTrue(e?.message.contains("element 17") ?? false, "\(error)")
+            XCTAssertTrue(e?.message.contains("> tolerance 0.001") ?? false, "\(error)")
+        }
+        let exact = ReplayRunner(manifest: manifest, steps: [ReplayRunner.Step(graph: "mlp", function: "main", inputs: ["x": x], outputs: ["y": y])])
+        XCTAssertThrowsError(try exact.run(graph: "mlp", function: "main", inputs: ["x": try nudged(1e-6)]))
+        let shape = ReplayRunner(manifest: manifest, steps: [step])
+        let short = Tensor(shape: [3, 256], storage: .float32([Float](repeating: 0, count: 768)))
+        XCTAssertThrowsError(try shape.run(graph: "mlp", function: "main", inputs: ["x": short])) { error in
+            XCTAssertTrue("\(error)".contains("shape [3, 256], recorded [8, 256]"), "\(error)")
+        }
+    }
+}
+
+final class WorkerFramesTests: XCTestCase {
+    func testHalfToFloatIsExact() {
+        XCTAssertEqual(WorkerFrames.halfToFloat(0x3c00), 1)
+        XCTAssertEqual(WorkerFrames.halfToFloat(0xc000), -2)
+        XCTAssertEqual(WorkerFrames.halfToFloat(0x7bff), 65504)
+        XCTAssertEqual(WorkerFrames.halfToFloat(0x0001), Float(sign: .plus, exponent: -24, significand: 1))
+        XCTAssertEqual(WorkerFrames.halfToFloat(0x8000).sign, .minus)
+        XCTAssertEqual(WorkerFrames.halfToFloat(0x7c00), .infinity)
+        XCTAssertTrue(WorkerFrames.halfToFloat(0x7e00).isNaN)
+    }
+}

@@ -1,0 +1,165 @@
+"""The Kokoro bundle carries what a host needs with no Python packages (vocabulary, every
+voice as npz, the publisher's licence, a README), the phoneme-level split a phoneme-fed host
+uses, and `voxport phonemize kokoro`."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from conversion.cli.main import main
+from conversion.core.bundle import BundleWriter, load_manifest
+from conversion.kokoro import host
+from conversion.kokoro.host_files import (
+    HOST_FILES,
+    VOICES_FILE,
+    add_host_files,
+    read_bundle_voices,
+    vocab_bytes,
+)
+from conversion.kokoro.text.chunks import tokens_phonemes
+from conversion.kokoro.text.phoneme_split import phoneme_tokens, split_phonemes
+from conversion.kokoro.voice import PACK_SHAPE, VOICE_NAMES, available_voices, load_voice
+
+
+@pytest.fixture(scope="module")
+def host_bundle(tmp_path_factory):
+    """A bundle holding the host files only (no graph: they do not depend on one), with a
+    snapshot-style voices folder carrying one extra .pt pack and one shadowed name."""
+    tmp = tmp_path_factory.mktemp("hostfiles")
+    voices = tmp / "voices"
+    voices.mkdir()
+    extra = torch.full(PACK_SHAPE, 0.25)
+    torch.save(extra, voices / "xx_extra.pt")
+    torch.save(torch.zeros(PACK_SHAPE), voices / "jf_alpha.pt")  # the packaged one wins
+    with BundleWriter(tmp / "bundle", "kokoro") as bw:
+        add_host_files(bw, [voices])
+    return tmp / "bundle", voices
+
+
+def test_bundle_carries_vocab_voices_licence_readme(host_bundle):
+    bundle, voices = host_bundle
+    manifest = load_manifest(bundle)  # every host file is hashed and verified
+    assert set(HOST_FILES) <= set(manifest.meta["files"])
+    assert json.loads((bundle / "vocab.json").read_text("utf-8"))["vocab"] == host.load_vocab()
+    assert (bundle / "vocab.json").read_bytes() == vocab_bytes()
+    licence = (bundle / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0" in licence
+    assert "vocab.json" in (bundle / "README.md").read_text()
+    packs = read_bundle_voices(bundle)
+    assert sorted(packs) == sorted([*VOICE_NAMES, "xx_extra"])
+    for name in VOICE_NAMES:
+        np.testing.assert_array_equal(packs[name], load_voice(name))
+        assert packs[name].shape == PACK_SHAPE and packs[name].dtype == np.float32
+    assert np.all(packs["xx_extra"] == 0.25)
+    # np.savez stores members, as the Swift npz reader expects.
+    with np.load(bundle / VOICES_FILE) as z:
+        assert sorted(z.files) == sorted(packs)
+
+
+def test_bundle_voices_are_looked_up_first(host_bundle):
+    bundle, _ = host_bundle
+    packs = read_bundle_voices(bundle)
+    packs["jm_kumo"] = np.ones(PACK_SHAPE, np.float32)
+    assert np.all(load_voice("jm_kumo", packs=packs) == 1)
+    blend = load_voice("jm_kumo,xx_extra", packs=packs)
+    np.testing.assert_array_equal(blend, np.full(PACK_SHAPE, 0.625, np.float32))
+    assert available_voices(packs=packs)[:2] == list(packs)[:2]
+    with pytest.raises(host.UnknownVoiceError, match="xx_extra"):
+        load_voice("nope", packs=packs)
+    assert read_bundle_voices(bundle.parent) is None  # an older bundle: no voices.npz
+
+
+@pytest.mark.parametrize("max_ids", [510, 30, 12, 5, 3])
+def test_phoneme_split_fits_and_keeps_every_symbol(max_ids):
+    ps = "ðə wˈɛðəɹ ɪz lˈʌvli tədˈA, sˌO lˈɛts ɡˌO fɔɹ ɐ wˈɔk! “jˈɛs,” hi sˈɛd."
+    assert tokens_phonemes(phoneme_tokens(ps)) == ps
+    chunks = split_phonemes(ps, max_ids)
+    assert chunks and all(len(c.ids) <= max_ids for c in chunks)
+    speech = [s for s in ps if s not in ".,!“” "]
+    assert [s for c in chunks for s in c.phonemes if s not in ".,!“” "] == speech
+
+
+def test_phoneme_split_keeps_a_python_chunk_whole():
+    for chunk in host.text_to_chunks("Hello, world. The weather is lovely today!"):
+        [again] = split_phonemes(chunk.phonemes)
+        assert again.ids == chunk.ids
+
+
+def test_unknown_phonemes_warn_and_are_dropped():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        [chunk] = split_phonemes("həlˈO ❓ wˈɜɹld")
+    assert any("'❓' (U+2753) x1" in str(w.message) for w in caught)
+    assert chunk.n_phonemes == 14 and len(chunk.ids) == 15  # dropped, but counted for the row
+
+
+def test_phonemize_prints_the_pipelines_chunks(capsys):
+    text = "Hello, world. The weather is lovely today, so let's go for a walk!"
+    assert main(["phonemize", "kokoro", text]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    want = host.text_to_chunks(text)
+    assert [(c["text"], c["phonemes"], c["ids"]) for c in doc["chunks"]] == [
+        (c.text, c.phonemes, c.ids) for c in want
+    ]
+    assert all(c["n_phonemes"] == len(c["phonemes"]) for c in doc["chunks"])
+    assert main(["phonemize", "kokoro", text, "--max-ids", "20"]) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert len(small["chunks"]) > len(want) and all(len(c["ids"]) <= 20 for c in small["chunks"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["phonemize", "kokoro", "  "], "TEXT is empty"),
+        (["phonemize", "kokoro", "... !!"], "nothing to say"),
+        (["phonemize", "kokoro", "Hi.", "--max-ids", "2"], "--max-ids"),
+        (["phonemize", "chatterbox", "Hi."], "phonemize"),
+    ],
+)
+def test_phonemize_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("voxport: error:") and needle in err[0]
+
+
+def test_export_writes_the_host_files_beside_the_graphs(tmp_path, monkeypatch):
+    """export_bundle's wiring, without minutes of graph export: no graph specs, a stand-in
+    model holding only the source layer; the port hands the snapshot's voices folder on."""
+    from types import SimpleNamespace
+
+    from conversion.core.port import BundleKey, ExportJob
+    from conversion.kokoro import export
+    from conversion.kokoro.port import PORT
+
+    monkeypatch.setattr(export, "graph_specs", lambda kmodel, tables, graphs: [])
+    l_linear = torch.nn.Linear(9, 1)
+    kmodel = SimpleNamespace(
+        decoder=SimpleNamespace(
+            generator=SimpleNamespace(m_source=SimpleNamespace(l_linear=l_linear))
+        )
+    )
+    voices = tmp_path / "snapshot" / "voices"
+    voices.mkdir(parents=True)
+    torch.save(torch.full(PACK_SHAPE, 0.5), voices / "zz_snapshot.pt")
+    seen = {}
+    real_export = export.export_bundle
+
+    def fake_export(kmodel_, dest, *args, voice_dirs=(), **kwargs):
+        seen["voice_dirs"] = list(voice_dirs)
+        return real_export(kmodel_, dest, graphs=(), progress=False, voice_dirs=voice_dirs)
+
+    monkeypatch.setattr(export, "export_bundle", fake_export)
+    key = BundleKey("kokoro", "ab" * 32, {}, {})
+    job = ExportJob(
+        tmp_path / "snapshot", PORT.config("reduced"), tmp_path / "b", key, "fp32", False, kmodel
+    )
+    dest = PORT.export_bundle(job)
+    assert seen["voice_dirs"] == [voices]
+    files = load_manifest(dest).meta["files"]
+    assert {"host_source.npz", *HOST_FILES} <= set(files)
+    assert "zz_snapshot" in read_bundle_voices(dest)
