@@ -3,7 +3,6 @@ publisher's layout, or seeded random ones, cached), graphs and export."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,12 @@ from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import files_sha256, folder_problem
+from conversion.core.weights_folder import cache_dir, files_sha256, folder_problem
 
 from . import weights
 from .codec import model as codec_mod
 from .config import Audio8Config, by_name
 from .export import GRAPHS, graph_precisions
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "voxport" / "audio8_tts"
 
 
 class Audio8Port(ModelPort):
@@ -58,7 +52,7 @@ class Audio8Port(ModelPort):
                 "configuration; the audio will be noise",
                 file=sys.stderr,
             )
-            folder = cache_root() / f"random-{config.name}-seed{seed}"
+            folder = cache_dir(self.name) / f"random-{config.name}-seed{seed}"
             if folder_problem(folder, full=False) is not None:
                 codec_cfg = codec_mod.CONFIGS[config.name]
                 weights.random_snapshot(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -20,6 +21,14 @@ from conversion.core.bundle import file_sha256, replace_dir
 from conversion.core.paths import ensure_writable_folder
 
 MANIFEST = "voxport-weights.json"
+
+
+def cache_dir(model: str) -> Path:
+    """Where a model's built or random weights are cached: $XDG_CACHE_HOME/voxport/MODEL."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "voxport" / model
+
+
 FORMAT = "voxport-weights/1"
 
 

@@ -29,7 +29,12 @@ import torch
 from conversion.core.bundle import file_sha256
 from conversion.core.errors import WeightsError
 from conversion.core.progress import progress_steps
-from conversion.core.weights_folder import folder_problem, read_manifest, write_folder_atomically
+from conversion.core.weights_folder import cache_dir as model_cache_dir
+from conversion.core.weights_folder import (
+    folder_problem,
+    read_manifest,
+    write_folder_atomically,
+)
 
 from . import weights_pypi
 
@@ -71,8 +76,7 @@ def mapping_fingerprint() -> str:
 
 
 def default_cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "voxport" / "kokoro"
+    return model_cache_dir("kokoro")
 
 
 # -- the int8 ONNX ----------------------------------------------------------------------------
