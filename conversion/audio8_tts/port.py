@@ -3,7 +3,6 @@ publisher's layout, or seeded random ones, cached), graphs and export."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import cache_dir, files_sha256, folder_problem
+from conversion.core.weights_folder import files_sha256
 
 from . import weights
 from .codec import model as codec_mod
@@ -47,23 +46,19 @@ class Audio8Port(ModelPort):
                 "model.safetensors, codec.pth, tokenizer.json) or --weights random (noise)"
             )
         if spec == "random":
-            print(
-                f"audio8_tts: --weights random: seeded random weights at the {config.name} "
-                "configuration; the audio will be noise",
-                file=sys.stderr,
-            )
-            folder = cache_dir(self.name) / f"random-{config.name}-seed{seed}"
-            if folder_problem(folder, full=False) is not None:
-                codec_cfg = codec_mod.CONFIGS[config.name]
-                weights.random_snapshot(
+            codec_cfg = codec_mod.CONFIGS[config.name]
+            return self.cached_random_snapshot(
+                config.name,
+                seed,
+                lambda folder: weights.random_snapshot(
                     folder,
                     config,
                     seed,
                     codec_writer=lambda p: codec_mod.write_random_codec(
                         p, codec_cfg, seed, nested=True
                     ),
-                )
-            return folder
+                ),
+            )
         folder = Path(spec).expanduser()
         weights.check_layout(folder)
         return folder

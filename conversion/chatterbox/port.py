@@ -3,7 +3,6 @@ random ones, cached), graphs and export."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import cache_dir, files_sha256, folder_problem
+from conversion.core.weights_folder import files_sha256
 
 from . import weights
 from .config import ChatterboxConfig, by_name
@@ -41,15 +40,9 @@ class ChatterboxPort(ModelPort):
                 "tokenizer.json, conds.pt) or --weights random (seeded random weights: noise)"
             )
         if spec == "random":
-            print(
-                "chatterbox: --weights random: seeded random weights at the "
-                f"{config.name} configuration; the audio will be noise",
-                file=sys.stderr,
+            return self.cached_random_snapshot(
+                config.name, seed, lambda folder: weights.random_snapshot(folder, config, seed)
             )
-            folder = cache_dir(self.name) / f"random-{config.name}-seed{seed}"
-            if folder_problem(folder, full=False) is not None:
-                weights.random_snapshot(folder, config, seed)
-            return folder
         folder = Path(spec).expanduser()
         weights.check_layout(folder)
         return folder

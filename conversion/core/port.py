@@ -20,7 +20,7 @@ import hashlib
 import json
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from .bundle import load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import AssetInfo
-from .weights_folder import read_manifest
+from .weights_folder import cache_dir, folder_problem, read_manifest
 
 BUNDLES_DIR = Path("bundles")
 PUBLISHED = "published"
@@ -127,6 +127,21 @@ class ModelPort(ABC):
         """Carry out `job`; the bundle folder."""
 
     # -- the shared rule ------------------------------------------------------------------------
+
+    def cached_random_snapshot(
+        self, config_name: str, seed: int, write: Callable[[Path], Any]
+    ) -> Path:
+        """`--weights random`: seeded random weights in the publisher's layout, written once by
+        `write(folder)` into the model's cache and reused while intact."""
+        print(
+            f"{self.name}: --weights random: seeded random weights at the {config_name} "
+            "configuration; the audio will be noise",
+            file=sys.stderr,
+        )
+        folder = cache_dir(self.name) / f"random-{config_name}-seed{seed}"
+        if folder_problem(folder, full=False) is not None:
+            write(folder)
+        return folder
 
     def resolve(self, spec: str | Path | None, config_name: str, seed: int) -> tuple[Path, Any]:
         """`--weights`, `--config` and the weights seed: the snapshot folder and the config."""
