@@ -25,8 +25,9 @@ ALL_VERBS = ("export", "speak", "gate", "bench", "phonemize")
 
 @dataclass(frozen=True)
 class ModelEntry:
+    """A model the CLI knows by name; what it is (summary, graphs, ...) its port says."""
+
     name: str
-    summary: str
     package: str
     has_port: bool = True
 
@@ -38,15 +39,11 @@ class ModelEntry:
 MODELS: dict[str, ModelEntry] = {
     e.name: e
     for e in (
-        ModelEntry(
-            "core",
-            "the toolkit's self-test graphs (conv, MLP, KV decoder)",
-            "conversion.selftest",
-            has_port=False,
-        ),
-        ModelEntry("kokoro", "Kokoro-82M (StyleTTS2 + iSTFTNet)", "conversion.kokoro"),
-        ModelEntry("chatterbox", "Chatterbox (T3 + S3Gen + HiFT)", "conversion.chatterbox"),
-        ModelEntry("audio8_tts", "Audio8-TTS-Preview-0.6b (DualAR)", "conversion.audio8_tts"),
+        # the toolkit's self-test graphs (conv, MLP, KV decoder): verbs, no port
+        ModelEntry("core", "conversion.selftest", has_port=False),
+        ModelEntry("kokoro", "conversion.kokoro"),
+        ModelEntry("chatterbox", "conversion.chatterbox"),
+        ModelEntry("audio8_tts", "conversion.audio8_tts"),
     )
 }
 
@@ -70,7 +67,7 @@ def port(name: str) -> ModelPort:
         raise UserError(f"model '{entry.name}' has no weights or bundle of its own")
     where = f"{entry.package}.port"
     found = check_port(getattr(importlib.import_module(where), "PORT", None), where)
-    if found.name != entry.name or found.summary != entry.summary:
+    if found.name != entry.name:
         raise TypeError(f"{where}: PORT says '{found.name}', the registry '{entry.name}'")
     return found
 
