@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from conversion.core.paths import write_json
 from gates.ladder import LadderReport, RungResult
 
 
@@ -56,7 +56,7 @@ def to_json(report: LadderReport, path: str | Path) -> Path:
     """Write ``report.to_dict()`` as strict JSON (non-finite numbers are null)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n")
+    write_json(path, report.to_dict())
     return path
 
 
