@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import shutil
 import struct
@@ -611,14 +612,19 @@ def _write_dsp(root: Path) -> None:
     _json(root / "dsp.json", out)
 
 
-# ----------------------------------------------------------------------------- kokoro
+# ----------------------------------------------------------------------------- models
 
 
-def _write_kokoro(root: Path) -> None:
-    """The Kokoro host's fixtures (`kokoro/`), written by the Kokoro host code itself."""
-    from conversion.kokoro.swift_fixtures import write_kokoro_fixtures
+# Each model's host writes its own fixtures under `<model>/`: `conversion.<model>.swift_fixtures`
+# has `write_fixtures(root, zip_clock)`.
+MODEL_FIXTURES = ("kokoro",)
 
-    write_kokoro_fixtures(root / "kokoro", _pinned_zip_clock)
+
+def _write_models(root: Path) -> None:
+    """Every model host's fixtures (`<model>/`), written by that host's code itself."""
+    for model in MODEL_FIXTURES:
+        module = importlib.import_module(f"conversion.{model}.swift_fixtures")
+        module.write_fixtures(root / model, _pinned_zip_clock)
 
 
 # ----------------------------------------------------------------------------- entry
@@ -632,7 +638,8 @@ def _clear_previous(out_dir: Path) -> None:
     for rel in json.loads(index.read_text())["files"]:
         (out_dir / rel).unlink(missing_ok=True)
     shutil.rmtree(out_dir / "bundle", ignore_errors=True)
-    shutil.rmtree(out_dir / "kokoro", ignore_errors=True)
+    for model in MODEL_FIXTURES:
+        shutil.rmtree(out_dir / model, ignore_errors=True)
 
 
 def write_fixtures(out_dir: Path) -> dict:
@@ -650,7 +657,7 @@ def write_fixtures(out_dir: Path) -> dict:
     _write_buckets(out_dir)
     _write_audio(out_dir)
     _write_dsp(out_dir)
-    _write_kokoro(out_dir)
+    _write_models(out_dir)
     files = {
         p.relative_to(out_dir).as_posix(): p.stat().st_size
         for p in sorted(out_dir.rglob("*"))

@@ -1,4 +1,4 @@
-"""`voxport`: doctor, export, gate, speak, bench, serve.
+"""`voxport`: doctor, export, gate, speak, bench, serve, phonemize, tokenize, voice.
 
 Every user mistake (unknown model, missing weights folder, unwritable output, bad input) is a
 one-line `voxport: error: ...` and exit code 2; a failed gate is exit code 1. The flags every
@@ -88,6 +88,28 @@ def _model_in(argv: list[str]) -> str | None:
     return None
 
 
+def _add_host_verbs(sub, verbs: dict[str, argparse.ArgumentParser]) -> None:
+    """The verbs that make a device host's inputs: phonemes, token ids, voice files."""
+    p = verbs["phonemize"] = sub.add_parser(
+        "phonemize", help="TEXT as the chunks a host speaks: phonemes and ids, JSON on stdout"
+    )
+    p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("text")
+
+    p = verbs["tokenize"] = sub.add_parser(
+        "tokenize", help="TEXT as the chunks a host speaks: token ids, JSON on stdout"
+    )
+    _add_common(p, json_out=False)
+    p.add_argument("text")
+
+    p = verbs["voice"] = sub.add_parser(
+        "voice", help="clone a voice from a reference wav into a voice file a host loads"
+    )
+    _add_common(p, json_out=False)
+    p.add_argument("--ref", required=True, metavar="WAV", help="the reference recording")
+    p.add_argument("-o", "--output", required=True, metavar="VOICE.npz")
+
+
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `model`, each verb also takes that model's own flags."""
     parser = argparse.ArgumentParser(
@@ -134,11 +156,7 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
     _add_bundle(p)
 
-    p = verbs["phonemize"] = sub.add_parser(
-        "phonemize", help="TEXT as the chunks a host speaks: phonemes and ids, JSON on stdout"
-    )
-    p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
-    p.add_argument("text")
+    _add_host_verbs(sub, verbs)
 
     if model is not None:
         commands = registry.commands(model)
@@ -155,7 +173,7 @@ def _validate(args: argparse.Namespace) -> None:
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))
-    if args.verb in ("speak", "phonemize") and not args.text.strip():
+    if args.verb in ("speak", "phonemize", "tokenize") and not args.text.strip():
         raise UserError("TEXT is empty: give something to say")
     if args.verb == "export" and args.output_dir is None:
         if registry.resolve(args.model).has_port:

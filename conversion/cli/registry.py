@@ -20,7 +20,7 @@ from .verbs import PORT_VERBS
 
 # Verbs that take a model; `phonemize` (text -> the phoneme chunks a device host speaks) is
 # offered by the models with a G2P of their own.
-ALL_VERBS = ("export", "speak", "gate", "bench", "phonemize")
+ALL_VERBS = ("export", "speak", "gate", "bench", "phonemize", "tokenize", "voice")
 
 
 @dataclass(frozen=True)
