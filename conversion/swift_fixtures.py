@@ -617,7 +617,7 @@ def _write_dsp(root: Path) -> None:
 
 # Each model's host writes its own fixtures under `<model>/`: `conversion.<model>.swift_fixtures`
 # has `write_fixtures(root, zip_clock)`.
-MODEL_FIXTURES = ("kokoro",)
+MODEL_FIXTURES = ("kokoro", "audio8_tts", "chatterbox")
 
 
 def _write_models(root: Path) -> None:
@@ -665,6 +665,32 @@ def write_fixtures(out_dir: Path) -> dict:
     }
     _json(out_dir / INDEX, {"files": files, "total_bytes": sum(files.values())})
     return files
+
+
+def _tree(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+
+
+def compare_fixtures(fresh: Path, committed: Path, rel_tol: float = 1e-6) -> list[str]:
+    """How a freshly written fixture folder differs from the committed one, one line per file
+    ([] when they agree): integers and text exactly; `.f32` arrays within `rel_tol` of their
+    largest committed magnitude (machines differ in SIMD paths)."""
+    new, old = _tree(Path(fresh)), _tree(Path(committed))
+    problems = [f"{rel}: missing from {committed}" for rel in sorted(set(new) - set(old))]
+    problems += [f"{rel}: no longer written" for rel in sorted(set(old) - set(new))]
+    for rel in sorted(set(new) & set(old)):
+        a, b = new[rel].read_bytes(), old[rel].read_bytes()
+        if a == b:
+            continue
+        if not rel.endswith(".f32") or len(a) != len(b) or len(a) % 4:
+            problems.append(f"{rel}: differs")
+            continue
+        x, y = np.frombuffer(a, "<f4"), np.frombuffer(b, "<f4")
+        scale = float(np.abs(y).max()) or 1.0
+        err = float(np.abs(x.astype(np.float64) - y.astype(np.float64)).max())
+        if not err <= rel_tol * scale:  # NaN differences fail too
+            problems.append(f"{rel}: max|Δ| {err:.3g} beyond {rel_tol:g} of max|ref| {scale:.3g}")
+    return problems
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "VoxportDSP", targets: ["VoxportDSP"]),
         .library(name: "VoxportRunner", targets: ["VoxportRunner"]),
         .library(name: "VoxportHost", targets: ["VoxportHost"]),
+        .library(name: "VoxportBench", targets: ["VoxportBench"]),
+        .executable(name: "voxport-bench", targets: ["voxport-bench"]),
     ],
     targets: [
         .target(name: "VoxportCore"),
@@ -20,13 +22,17 @@ let package = Package(
         .target(name: "VoxportRunner", dependencies: ["VoxportCore"]),
         // One host per model over a GraphRunner (Kokoro first).
         .target(name: "VoxportHost", dependencies: ["VoxportCore", "VoxportDSP", "VoxportRunner"]),
+        // The on-device bench (VP_* environment variables), a library so the tests and the app
+        // shell drive the same code the `voxport-bench` executable does.
+        .target(name: "VoxportBench", dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"]),
+        .executableTarget(name: "voxport-bench", dependencies: ["VoxportBench", "VoxportCore"]),
         // Both test targets read the one fixture folder Python writes (Tests/Fixtures, see
         // README): each target takes its own sources from Tests/ and copies Fixtures/ whole.
         .testTarget(
             name: "VoxportCoreTests",
             dependencies: ["VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests"],
+            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
             sources: ["VoxportCoreTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -34,7 +40,7 @@ let package = Package(
             name: "VoxportDSPTests",
             dependencies: ["VoxportDSP", "VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests"],
+            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
             sources: ["VoxportDSPTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -42,7 +48,7 @@ let package = Package(
             name: "VoxportHostTests",
             dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
             sources: ["VoxportHostTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -54,6 +60,15 @@ let package = Package(
             dependencies: ["VoxportRunner", "VoxportCore"],
             path: "Tests/VoxportRunnerTests",
             exclude: ["make_recording.py", "fake_worker.py"]
+        ),
+        // Whole hosts and the bench through a real worker (`voxport serve`) on the reduced
+        // bundles, against the Python pipeline on the same bundle and draws; the script beside
+        // the tests makes (or reuses) the bundle and the Python side's answers.
+        .testTarget(
+            name: "VoxportEndToEndTests",
+            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore"],
+            path: "Tests/VoxportEndToEndTests",
+            exclude: ["kokoro_case.py", "chatterbox_case.py", "audio8_case.py"]
         ),
     ]
 )

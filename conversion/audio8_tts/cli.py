@@ -1,9 +1,10 @@
-"""`voxport export|gate|speak|bench audio8_tts`: the flags Audio8 adds, and each verb's
-arguments turned into explicit calls on the port, the pipeline, the gate and the bench."""
+"""`voxport export|gate|speak|bench|tokenize|voice audio8_tts`: the flags Audio8 adds, and each
+verb's arguments turned into explicit calls on the port, the pipeline, the gate and the bench."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from conversion.core.errors import UserError
@@ -11,7 +12,13 @@ from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
-VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
+VERBS = (
+    "speak",
+    "gate",
+    "bench",
+    "tokenize",
+    "voice",
+)  # export: every port has it (conversion/cli/verbs.py)
 FRAME_REPORT_EVERY = 50  # frames (2.3 s of audio)
 
 
@@ -21,6 +28,10 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--ref-text", default=None, help="the reference clip's transcript")
         parser.add_argument(
             "--stream", action="store_true", help="decode and write audio as frames arrive"
+        )
+    if verb == "voice":
+        parser.add_argument(
+            "--ref-text", default=None, help="the reference clip's transcript (required)"
         )
 
 
@@ -119,3 +130,55 @@ def bench(args: argparse.Namespace) -> int:
 
     loaded, bundle = _loaded(args)
     return run_bench(loaded, bundle, args.seed, args.json_path)
+
+
+def tokenize(args: argparse.Namespace) -> int:
+    """`voxport tokenize audio8_tts TEXT`: the pieces the pipeline speaks (no voice), each with
+    its text segment's ids (what a host's `VP_TOKENS` takes) and its prompt's row 0, as JSON."""
+    from .config import GENERATION
+    from .prompt import build_prompt, clean_text, split_text
+    from .tokenizer import load_tokenizer
+
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    tokenizer = load_tokenizer(folder)
+    max_frames = min(GENERATION.max_new_frames, config.max_seq_len // 4)
+    pieces = split_text(tokenizer, config, args.text, max_frames)
+    chunks = []
+    for piece in pieces:
+        ids = tokenizer.encode(clean_text(piece), add_special_tokens=False).ids
+        prompt = build_prompt(tokenizer, config, piece, max_new_frames=max_frames)
+        chunks.append({"text": piece, "ids": ids, "prompt": prompt[0].tolist()})
+    doc = {"model": "audio8_tts", "config": config.name, "max_frames": max_frames, "chunks": chunks}
+    print(json.dumps(doc, ensure_ascii=False))
+    return 0
+
+
+def voice(args: argparse.Namespace) -> int:
+    """`voxport voice audio8_tts --ref WAV --ref-text T -o voice.npz`: the clip through the
+    bundle's encoder graph, saved (atomically) with its transcript and the transcript's ids."""
+    from conversion.core.paths import writable_file
+
+    from .pipeline import Audio8Bundle
+    from .voice import load_reference, register
+
+    if not args.ref_text or not args.ref_text.strip():
+        raise UserError(
+            "audio8_tts: --ref-text is required (the clip's transcript; the publisher's prompt "
+            "carries it)"
+        )
+    target = writable_file(args.output)
+    config = PORT.config(args.config)
+    load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before any export
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)
+    bundle = PORT.ensure_bundle(
+        folder, config, args.config, args.dtype, path=getattr(args, "bundle", None)
+    )
+    with Audio8Bundle(bundle) as ab:
+        made = register(ab.session, args.ref, args.ref_text, ab.codec_config, ab.tokenizer)
+    made.save(target)
+    seconds = made.frames * ab.codec_config.frame_size / ab.codec_config.sample_rate
+    print(
+        f"wrote {target}: {made.frames} frames ({seconds:.2f} s) of {made.source}, "
+        f"transcript {len(made.text_ids)} ids"
+    )
+    return 0

@@ -1,4 +1,5 @@
-"""Build an Audio8 bundle: the fused `ar` graph, the codec decoder and encoder, host files.
+"""Build an Audio8 bundle: the fused `ar` graph, the codec decoder and encoder, host files
+(`host_files`: the tables, licence note and README a device host reads).
 
     ar       prefill (32 columns at `pos`) + frame (slow step, RAS draw, fast AR's nine draws)
              over one KV state; int8 or fp32
@@ -25,7 +26,8 @@ from conversion.core.progress import progress_steps
 
 from .ar.graphs import ar_graph_spec
 from .codec.graphs import codec_graph_spec, encoder_graph_spec
-from .tokenizer import TOKENIZER_FILE
+from .host_files import add_host_files
+from .tokenizer import TOKENIZER_FILE, load_tokenizer
 from .weights import Loaded
 
 GRAPHS = ("ar", "codec", "encoder")
@@ -87,6 +89,7 @@ def export_bundle(
                 on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"),
             )
         bundle.add_file(loaded.folder / TOKENIZER_FILE)
+        add_host_files(bundle, load_tokenizer(loaded.folder), loaded.config, loaded.codec_config)
         with tempfile.TemporaryDirectory(prefix="voxport-a8-export-") as tmp:
             cfg = Path(tmp) / CONFIG_FILE
             cfg.write_text(json.dumps(config, indent=2) + "\n")

@@ -31,6 +31,9 @@ class Voice:
     codes: np.ndarray  # [10, T] int32
     text: str  # the clip's transcript
     source: str = ""
+    # the transcript's prompt segment as ids (`format_reference_text`, encoded alone): what a
+    # host without a tokenizer (the Swift one) puts in the prompt; None in older voice files
+    text_ids: np.ndarray | None = None
 
     @property
     def frames(self) -> int:
@@ -41,7 +44,15 @@ class Voice:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
         os.close(fd)
         try:
-            np.savez(tmp, format=FORMAT, codes=self.codes, text=self.text, source=self.source)
+            extra = {} if self.text_ids is None else {"text_ids": self.text_ids.astype(np.int32)}
+            np.savez(
+                tmp,
+                format=FORMAT,
+                codes=np.asarray(self.codes, np.int32),
+                text=self.text,
+                source=self.source,
+                **extra,
+            )
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -54,7 +65,8 @@ class Voice:
             with np.load(path, allow_pickle=False) as z:
                 if str(z["format"]) != FORMAT:
                     raise ValueError("not a voice file")
-                return cls(z["codes"].astype(np.int32), str(z["text"]), str(z["source"]))
+                ids = z["text_ids"].astype(np.int32) if "text_ids" in z.files else None
+                return cls(z["codes"].astype(np.int32), str(z["text"]), str(z["source"]), ids)
         except (OSError, KeyError, ValueError) as err:
             raise UserError(f"voice file {path} cannot be read ({err}): register it again") from err
 
@@ -86,8 +98,16 @@ def load_reference(path: Path | str, sample_rate: int) -> np.ndarray:
     return np.asarray(wav, np.float32)
 
 
-def register(session, path: Path | str, text: str, codec_config) -> Voice:
-    """Encode the clip through the bundle's encoder graph (one call)."""
+def transcript_ids(tokenizer, text: str) -> np.ndarray:
+    """The reference transcript's prompt segment as the pipeline encodes it (int32)."""
+    from .prompt import _encode, format_reference_text
+
+    return np.asarray(_encode(tokenizer, [format_reference_text(text)]), np.int32)
+
+
+def register(session, path: Path | str, text: str, codec_config, tokenizer=None) -> Voice:
+    """Encode the clip through the bundle's encoder graph (one call); with `tokenizer`, the
+    voice also carries its transcript's ids (for hosts with no tokenizer)."""
     from .codec.host import encode_reference
 
     if not text or not text.strip():
@@ -106,4 +126,6 @@ def register(session, path: Path | str, text: str, codec_config) -> Voice:
         )
         wav = wav[:capacity]
     codes = encode_reference(session, wav, codec_config)
-    return Voice(codes.astype(np.int32), " ".join(text.split()), Path(path).name)
+    clean = " ".join(text.split())
+    ids = None if tokenizer is None else transcript_ids(tokenizer, clean)
+    return Voice(codes.astype(np.int32), clean, Path(path).name, ids)

@@ -4,6 +4,7 @@ arguments turned into explicit calls on the port, the pipeline, the gate and the
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,8 @@ from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
-VERBS = ("speak", "gate", "bench")  # export: every port has it (conversion/cli/verbs.py)
+# export: every port has it (conversion/cli/verbs.py)
+VERBS = ("speak", "gate", "bench", "tokenize", "voice")
 TOKEN_REPORT_EVERY = 50  # two seconds of speech; a published-size token takes ~3 s here
 
 
@@ -25,6 +27,13 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             "--exaggeration", type=float, default=0.5, help="emotion exaggeration (0.25-2)"
         )
         parser.add_argument("--cfg", type=float, default=0.5, help="CFG weight (0-3)")
+    if verb == "voice":
+        parser.add_argument(
+            "--exaggeration",
+            type=float,
+            default=0.5,
+            help="the exaggeration the voice's T3 conditioning is computed at (0-2)",
+        )
 
 
 def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource:
@@ -121,3 +130,46 @@ def bench(args: argparse.Namespace) -> int:
     return run_bench(
         model, config, _source(args, folder, loaded=model), args.seed, args.repeats, args.json_path
     )
+
+
+def tokenize(args: argparse.Namespace) -> int:
+    """`voxport tokenize chatterbox TEXT`: the chunks the pipeline would speak (text after the
+    publisher's punc_norm, ids with SOT/EOT) as JSON on stdout: a host's `VP_TOKENS`."""
+    from .export import TOKENIZER
+    from .text import TextTokenizer
+
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    tokenizer_json = Path(folder) / TOKENIZER
+    if not tokenizer_json.is_file():
+        raise UserError(f"chatterbox: {folder} has no {TOKENIZER}: pass a complete snapshot")
+    chunks = TextTokenizer(tokenizer_json).chunks(args.text, config.text_budget)
+    doc = {
+        "model": "chatterbox",
+        "text_budget": config.text_budget,
+        "chunks": [{"text": c.text, "ids": [int(i) for i in c.ids]} for c in chunks],
+    }
+    print(json.dumps(doc, ensure_ascii=False))
+    return 0
+
+
+def voice(args: argparse.Namespace) -> int:
+    """`voxport voice chatterbox --ref WAV -o VOICE.npz`: a voice cloned in eager torch (the
+    publisher's encoders) as the npz a device host loads. The reference, the exaggeration and
+    the output folder are checked before any model loads; the file is written atomically."""
+    from . import voice as voice_mod
+    from . import weights
+
+    exaggeration = voice_mod.check_exaggeration(args.exaggeration)
+    voice_mod.inspect_reference(args.ref)  # a one-line ReferenceAudioError before compute
+    output = Path(args.output)
+    if output.suffix != ".npz":
+        raise UserError(f"-o {output}: a voice file is an .npz (e.g. voice.npz)")
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    model = weights.load_model(folder, config)
+    print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
+    cloned = voice_mod.clone_voice(model, args.ref, exaggeration=exaggeration)
+    cloned.save(output)
+    print(f"wrote {output}: voice from {Path(args.ref).name} (exaggeration {exaggeration:g})")
+    if PORT.is_random(folder):
+        print("note: random weights: this voice is noise, not a speaker", file=sys.stderr)
+    return 0

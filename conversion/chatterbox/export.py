@@ -29,6 +29,7 @@ from .flow.graphs import encoder_graph_spec, estimator_graph_spec
 from .flow.host import flow_host_arrays
 from .hift.graphs import f0_graph_spec, trunk_graph_spec
 from .hift.host import hift_host_arrays
+from .host_files import add_host_files
 from .t3.graphs import t3_graph_spec
 from .t3.host import t3_host_arrays
 from .voice import Voice
@@ -118,4 +119,5 @@ def export_bundle(
                 bundle.add_file(default.save(Path(tmp) / DEFAULT_VOICE))
         if snapshot is not None:
             bundle.add_file(Path(snapshot) / TOKENIZER)
+        add_host_files(bundle)
     return Path(dest)

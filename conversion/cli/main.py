@@ -1,4 +1,5 @@
-"""`voxport`: doctor, export, gate, speak, bench, serve, phonemize, tokenize, voice.
+"""`voxport`: doctor, export, gate, speak, bench, serve, phonemize, tokenize, voice, and the
+device verbs sideload, device-bench, fixtures (`conversion/cli/device.py`).
 
 Every user mistake (unknown model, missing weights folder, unwritable output, bad input) is a
 one-line `voxport: error: ...` and exit code 2; a failed gate is exit code 1. The flags every
@@ -17,7 +18,7 @@ from conversion.core.errors import UserError
 from conversion.core.paths import writable_file
 from conversion.core.port import DTYPES
 
-from . import registry
+from . import device, registry
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
@@ -110,6 +111,51 @@ def _add_host_verbs(sub, verbs: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("-o", "--output", required=True, metavar="VOICE.npz")
 
 
+def _add_target(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("--device", required=True, metavar="UDID", help="`xcrun devicectl list devices`")
+    p.add_argument("--app-id", required=True, metavar="ID", help="the app's bundle identifier")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+
+
+def _add_device_verbs(sub) -> None:
+    """Register sideload, device-bench and fixtures on the top-level subparsers."""
+    p = sub.add_parser(
+        "sideload",
+        help="push a bundle into an app's Documents/models file by file, each pulled back "
+        "and its sha256 checked",
+    )
+    _add_target(p)
+    p.add_argument("--bundle", required=True, metavar="DIR", help="the bundle folder to push")
+
+    p = sub.add_parser(
+        "device-bench",
+        help="launch the app's bench with VP_* variables and pull result.json back",
+    )
+    _add_target(p)
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a launch variable (repeat): VP_BENCH=… is required; see docs/on-device.md",
+    )
+    p.add_argument("--out", default=None, metavar="DIR", help="default out/device-bench/BENCH")
+    p.add_argument("--wait", type=float, default=900.0, metavar="S", help="give up after S s")
+    p.add_argument("--poll", type=float, default=5.0, metavar="S", help="poll every S s")
+
+    p = sub.add_parser(
+        "fixtures", help="write (or --check) the Swift parity fixtures from the Python code"
+    )
+    p.add_argument("kind", choices=("swift",), help="which fixtures (swift: ios/Tests/Fixtures)")
+    p.add_argument("--out", default=None, metavar="DIR", help=f"default {device.DEFAULT_FIXTURES}")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="regenerate into a temp folder and compare with DIR (exit 1 when they differ)",
+    )
+
+
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `model`, each verb also takes that model's own flags."""
     parser = argparse.ArgumentParser(
@@ -157,6 +203,7 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     _add_bundle(p)
 
     _add_host_verbs(sub, verbs)
+    _add_device_verbs(sub)
 
     if model is not None:
         commands = registry.commands(model)
@@ -201,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             # The bundle is checked (hashes, graph names) before anything loads: a one-line error.
             _, graphs = serve.check(args.bundle, serve.parse_graphs(args.graphs))
             return serve.serve(args.bundle, graphs, verify=False)
+        if args.verb in device.RUNNERS:
+            return device.RUNNERS[args.verb](args)
         return int(registry.verb(args.model, args.verb)(args) or 0)
     except UserError as e:
         message = str(e).strip().splitlines()

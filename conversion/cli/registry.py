@@ -30,6 +30,8 @@ class ModelEntry:
     name: str
     package: str
     has_port: bool = True
+    # The on-device benches of VoxportKit's voxport-bench (VP_BENCH) that run this model.
+    benches: tuple[str, ...] = ()
 
     @property
     def commands_module(self) -> str:
@@ -41,9 +43,22 @@ MODELS: dict[str, ModelEntry] = {
     for e in (
         # the toolkit's self-test graphs (conv, MLP, KV decoder): verbs, no port
         ModelEntry("core", "conversion.selftest", has_port=False),
-        ModelEntry("kokoro", "conversion.kokoro"),
-        ModelEntry("chatterbox", "conversion.chatterbox"),
-        ModelEntry("audio8_tts", "conversion.audio8_tts"),
+        ModelEntry("kokoro", "conversion.kokoro", benches=("kokoro.speak",)),
+        ModelEntry(
+            "chatterbox",
+            "conversion.chatterbox",
+            benches=(
+                "chatterbox.t3",
+                "chatterbox.estimator",
+                "chatterbox.vocoder",
+                "chatterbox.speak",
+            ),
+        ),
+        ModelEntry(
+            "audio8_tts",
+            "conversion.audio8_tts",
+            benches=("audio8.frame", "audio8.codec", "audio8.speak"),
+        ),
     )
 }
 

@@ -35,7 +35,6 @@ from conversion.core.sampling import SamplingConfig, sample
 from ..config import ChatterboxConfig
 from .graphs import (
     GRAPH,
-    HIDDEN,
     START_SPEECH,
     STOP_SPEECH,
     T3_VOCAB,
@@ -99,8 +98,9 @@ def prefill_embeds(
     cond = np.asarray(cond_emb, dtype=np.float32)
     if cond.ndim == 2:
         cond = cond[None]
-    if cond.shape[0] != 1 or cond.shape[2] != HIDDEN:
-        raise UserError(f"cond_emb must be [1, rows, {HIDDEN}], got {list(cond.shape)}")
+    hidden = arrays["text_emb"].shape[1]  # HIDDEN in a bundle; smaller in the Swift fixtures
+    if cond.shape[0] != 1 or cond.shape[2] != hidden:
+        raise UserError(f"cond_emb must be [1, rows, {hidden}], got {list(cond.shape)}")
     text_pos = arrays["text_pos_emb"][: ids.size]
     text_cond = arrays["text_emb"][ids] + text_pos
     text_uncond = np.zeros_like(arrays["text_emb"][ids]) + text_pos  # text_emb[1].zero_()

@@ -1,7 +1,7 @@
 /// Python `repr` for the few shapes error messages print, so Swift messages read exactly like
 /// the Python ones they mirror (e.g. BucketOverflowError's `(buckets: ['T128', 'T256'])`).
-enum PythonRepr {
-    static func string(_ s: String) -> String {
+public enum PythonRepr {
+    public static func string(_ s: String) -> String {
         // Python picks single quotes unless the text has a ' and no ".
         let quote: Character = (s.contains("'") && !s.contains("\"")) ? "\"" : "'"
         var out = String(quote)
@@ -19,7 +19,7 @@ enum PythonRepr {
         return out
     }
 
-    static func list(_ items: [String]) -> String {
+    public static func list(_ items: [String]) -> String {
         "[" + items.map(string).joined(separator: ", ") + "]"
     }
 

@@ -1,0 +1,120 @@
+import Foundation
+import VoxportCore
+import VoxportHost
+import VoxportRunner
+
+/// What the three Audio8 benches share: the host over the bundle, `VP_TOKENS` (the pieces of
+/// `voxport tokenize audio8_tts "TEXT"`) and `VP_VOICE` (a `voxport voice audio8_tts` file, or
+/// none: the plain template).
+struct Audio8BenchInputs {
+    let host: Audio8Host
+    let pieces: [[Int32]]
+    let voice: Audio8Voice?
+    let seed: Int
+
+    init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment, bench: String) throws {
+        let host = try Audio8Host(bundle: bundle, runner: runner)
+        self.host = host
+        guard let tokens = env.tokens, !tokens.isEmpty else {
+            throw VoxportError(.user, "\(bench) needs VP_TOKENS: the output of `voxport tokenize audio8_tts \"TEXT\"`")
+        }
+        pieces = tokens.map { $0.map { Int32(clamping: $0) } }
+        let books = host.tables.frame.numCodebooks
+        let voice = try env.voice.map { try Audio8Voice.load(URL(fileURLWithPath: $0), books: books) }
+        self.voice = voice
+        seed = env.seed
+        // a bad id, voice or budget fails here, before any graph runs
+        for p in pieces { _ = try host.prompt(tokens: p, voice: voice, maxFrames: host.defaultMaxFrames) }
+    }
+
+    var sampleRate: Int { host.tables.codec.sampleRate }
+    func seconds(frames: Int) -> Double { Double(frames * host.tables.codec.frameSize) / Double(sampleRate) }
+}
+
+/// `audio8.speak`: every piece through the whole host — prompt, prefill, the frame loop, the
+/// codec decoded whole — as `Audio8Bundle.speak` does it.
+public final class Audio8SpeakBench: BenchCase {
+    public static let name = "audio8.speak"
+    public static let model = "audio8_tts"
+    public static let graphs: [String]? = ["ar", "codec"]
+    let inputs: Audio8BenchInputs
+
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+        inputs = try Audio8BenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
+    }
+
+    public func pass(_ index: Int) throws -> BenchPass {
+        let (audio, pieces) = try inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed)
+        let frames = pieces.reduce(0) { $0 + $1.loop.frameCount }
+        return BenchPass(
+            audio: audio, sampleRate: inputs.sampleRate, audioSeconds: Double(audio.count) / Double(inputs.sampleRate),
+            hostMilliseconds: pieces.reduce(0) { $0 + $1.hostMilliseconds },
+            extra: ["frames": Double(frames), "pieces": Double(pieces.count),
+                    "clamped": Double(pieces.reduce(0) { $0 + $1.decode.clamped })])
+    }
+}
+
+/// `audio8.frame`: the first piece's prefill and frame loop (one fused `ar.frame` call per
+/// frame), no codec; `ms_per_frame` is the loop's graph time per frame.
+public final class Audio8FrameBench: BenchCase {
+    public static let name = "audio8.frame"
+    public static let model = "audio8_tts"
+    public static let graphs: [String]? = ["ar"]
+    let inputs: Audio8BenchInputs
+
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+        inputs = try Audio8BenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
+    }
+
+    public func pass(_ index: Int) throws -> BenchPass {
+        let host = inputs.host
+        let prompt = try host.prompt(tokens: inputs.pieces[0], voice: inputs.voice, maxFrames: host.defaultMaxFrames)
+        var u = try host.uniforms(seed: inputs.seed, piece: 0)
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        var frameNs: UInt64 = 0, last = t0
+        let loop = try host.frameLoop.generate(prompt: prompt, maxFrames: host.defaultMaxFrames, uniforms: &u) { step, _ in
+            let now = DispatchTime.now().uptimeNanoseconds
+            if step > 0 { frameNs += now - last }
+            last = now
+        }
+        let calls = loop.frames.count
+        return BenchPass(
+            audioSeconds: inputs.seconds(frames: loop.frameCount),
+            extra: ["frames": Double(loop.frameCount), "prefill_calls": Double(loop.prefillCalls),
+                    "ms_per_frame": calls > 1 ? Double(frameNs) / 1e6 / Double(calls - 1) : 0,
+                    "loop_ms": Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6])
+    }
+}
+
+/// `audio8.codec`: one full codec window (W frames of seeded codes in every book's range),
+/// the call a stream makes every W - context frames.
+public final class Audio8CodecBench: BenchCase {
+    public static let name = "audio8.codec"
+    public static let model = "audio8_tts"
+    public static let graphs: [String]? = ["codec"]
+    let host: Audio8Host
+    let columns: [[Int32]]
+
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+        host = try Audio8Host(bundle: bundle, runner: runner)
+        let sizes = host.tables.codec.bookSizes
+        var state = UInt64(truncatingIfNeeded: env.seed) &+ 0x9E37_79B9_7F4A_7C15
+        columns = (0..<host.codec.window).map { _ in
+            sizes.map { size in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Int32((state >> 33) % UInt64(size))
+            }
+        }
+    }
+
+    public func pass(_ index: Int) throws -> BenchPass {
+        let w = Audio8CodecWindow(start: 0, emitFrom: 0, emitTo: columns.count)
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let audio = try host.decodeWindow(columns, w)
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+        return BenchPass(
+            audio: audio, sampleRate: host.tables.codec.sampleRate,
+            audioSeconds: Double(audio.count) / Double(host.tables.codec.sampleRate),
+            extra: ["window_frames": Double(columns.count), "window_ms": ms])
+    }
+}

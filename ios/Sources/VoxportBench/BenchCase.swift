@@ -1,0 +1,62 @@
+import Foundation
+import VoxportCore
+import VoxportRunner
+
+/// One pass of a bench: what it produced, so the driver can report RTF and calls per second.
+public struct BenchPass: Sendable {
+    /// Audio the pass made (empty for a graph-only bench such as `chatterbox.t3`).
+    public var audio: [Float]
+    public var sampleRate: Int
+    /// Seconds of audio the pass stands for (a token or frame bench counts what it decoded).
+    public var audioSeconds: Double
+    /// The host's own time (the pass's wall time minus its graph calls), when the host reports it.
+    public var hostMilliseconds: Double?
+    /// Case-specific figures (e.g. `ms_per_token`), written into result.json as they are.
+    public var extra: [String: Double]
+
+    public init(
+        audio: [Float] = [], sampleRate: Int = 24_000, audioSeconds: Double, hostMilliseconds: Double? = nil,
+        extra: [String: Double] = [:]
+    ) {
+        self.audio = audio
+        self.sampleRate = sampleRate
+        self.audioSeconds = audioSeconds
+        self.hostMilliseconds = hostMilliseconds
+        self.extra = extra
+    }
+}
+
+/// A bench a `VP_BENCH` value names: built once over a loaded bundle and runner (that time is
+/// the load time), then run for 1 cold + `VP_PASSES` warm passes.
+public protocol BenchCase: AnyObject {
+    /// The `VP_BENCH` value, `model.what`.
+    static var name: String { get }
+    /// The manifest's `model` this bench needs.
+    static var model: String { get }
+    /// The graphs to load (nil: every graph of the bundle).
+    static var graphs: [String]? { get }
+
+    init(bundle: ModelBundle, runner: GraphRunner, environment: BenchEnvironment) throws
+    func pass(_ index: Int) throws -> BenchPass
+}
+
+/// Every bench there is. A model's benches live in its own file (`KokoroBench.swift`, ...) and
+/// are listed here once.
+public enum BenchCatalog {
+    public static var cases: [BenchCase.Type] {
+        [
+            KokoroSpeakBench.self,
+            Audio8SpeakBench.self, Audio8FrameBench.self, Audio8CodecBench.self,
+        ]
+    }
+
+    public static var names: [String] { cases.map { $0.name }.sorted() }
+
+    public static func type(named name: String) throws -> BenchCase.Type {
+        guard let t = cases.first(where: { $0.name == name }) else {
+            throw VoxportError(
+                .user, "unknown VP_BENCH \(PythonRepr.string(name)): choose one of \(names.joined(separator: ", "))")
+        }
+        return t
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import VoxportCore
+import VoxportRunner
+
+/// Runs one bench as `VP_*` describe it and writes `result.json` (+ `audio.wav`) into `VP_OUT`.
+///
+/// Load time is opening the bundle (every hash verified), starting the runner and building the
+/// bench (host files read); the first pass is cold (first calls compile/specialise), the others
+/// warm. Figures: load ms, first-call ms, each graph function's warm median, runtime calls per
+/// audio second, RTF (median warm pass / audio seconds) and the host's own ms per audio second.
+public enum BenchDriver {
+    public static let resultFormat = "voxport-bench-result/1"
+
+    /// Run and write; returns the result as written. `runner` replaces the one `VP_RUNNER` names
+    /// (a test that already has a worker on the bundle; it is not closed here).
+    @discardableResult
+    public static func run(
+        _ env: BenchEnvironment, runner given: GraphRunner? = nil, log: (String) -> Void = { _ in }
+    ) throws -> [String: Any] {
+        let type = try BenchCatalog.type(named: env.bench)
+        // The output folder first: an unwritable VP_OUT fails before minutes of work.
+        try prepare(env.out)
+        let loadStart = now()
+        let bundle = try ModelBundle.open(env.bundle)
+        guard bundle.manifest.model == type.model else {
+            throw VoxportError(
+                .user,
+                "VP_BUNDLE \(env.bundle.path) holds a \(bundle.manifest.model) bundle; "
+                    + "VP_BENCH=\(env.bench) needs a \(type.model) one")
+        }
+        let timing = TimingRunner(wrapping: try given ?? RunnerFactory.make(env, bundle: bundle, graphs: type.graphs))
+        defer { if given == nil { timing.close() } }
+        let bench = try type.init(bundle: bundle, runner: timing, environment: env)
+        let loadMs = now() - loadStart
+        log("\(env.bench): loaded in \(Int(loadMs)) ms (\(env.runner.rawValue)); 1 cold + \(env.passes) warm passes")
+        var passes: [(wall: Double, pass: BenchPass)] = []
+        for p in 0...env.passes {
+            timing.pass = p
+            let start = now()
+            let result = try bench.pass(p)
+            let wall = now() - start
+            passes.append((wall, result))
+            log("  pass \(p)\(p == 0 ? " (cold)" : ""): \(Int(wall)) ms for \(fmt(result.audioSeconds)) s of audio")
+        }
+        let result = summarize(env, bundle: bundle, type: type, timing: timing, loadMs: loadMs, passes: passes)
+        try write(result, audio: passes.last!.pass, to: env.out)
+        return result
+    }
+
+    static func summarize(
+        _ env: BenchEnvironment, bundle: ModelBundle, type: BenchCase.Type, timing: TimingRunner, loadMs: Double,
+        passes: [(wall: Double, pass: BenchPass)]
+    ) -> [String: Any] {
+        let warm = passes.count > 1 ? Array(passes.dropFirst()) : passes
+        let seconds = warm.last!.pass.audioSeconds
+        let wallMs = median(warm.map(\.wall))
+        var out: [String: Any] = [
+            "format": resultFormat, "bench": env.bench, "model": type.model, "precision": bundle.manifest.precision,
+            "runner": env.runner.rawValue, "units": env.units, "passes": env.passes, "seed": env.seed,
+            "device": DeviceInfo.describe(), "load_ms": round3(loadMs),
+            "first_call_ms": round3(timing.calls.first(where: { $0.pass == 0 })?.milliseconds ?? 0),
+            "cold_pass_ms": round3(passes[0].wall), "warm_pass_ms": round3(wallMs),
+            "warm_median_ms": timing.warmMedians().mapValues(round3),
+            "calls_per_pass": timing.callCount(pass: passes.count - 1),
+            "audio_seconds": round3(seconds),
+            "peak_rss_mb": round3(DeviceInfo.peakResidentMB()),
+        ]
+        if seconds > 0 {
+            out["rtf"] = round3(wallMs / 1000 / seconds)
+            out["calls_per_audio_second"] = round3(Double(timing.callCount(pass: passes.count - 1)) / seconds)
+            let host = warm.compactMap { $0.pass.hostMilliseconds }
+            if !host.isEmpty { out["host_ms_per_audio_second"] = round3(median(host) / seconds) }
+        }
+        for (k, v) in warm.last!.pass.extra { out[k] = round3(v) }
+        return out
+    }
+
+    static func prepare(_ dir: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        } catch {
+            throw VoxportError(.user, "VP_OUT \(dir.path) cannot be created: \(error.localizedDescription)")
+        }
+        guard FileManager.default.isWritableFile(atPath: dir.path) else {
+            throw VoxportError(.user, "VP_OUT \(dir.path) is not writable: choose another folder")
+        }
+    }
+
+    static func write(_ result: [String: Any], audio: BenchPass, to dir: URL) throws {
+        if !audio.audio.isEmpty {
+            try WavWriter.writePCM16(audio.audio, sampleRate: audio.sampleRate, to: dir.appendingPathComponent("audio.wav"))
+        }
+        let data = try JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys])
+        do {
+            try (data + Data("\n".utf8)).write(to: dir.appendingPathComponent("result.json"), options: .atomic)
+        } catch {
+            throw VoxportError(.io, "cannot write \(dir.path)/result.json: \(error.localizedDescription)")
+        }
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e6 }
+    static func round3(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+    static func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import VoxportCore
+import VoxportRunner
+
+/// The publisher's `generate` defaults (`pipeline.SpeakOptions`, chatterbox-tts 0.1.7).
+public struct ChatterboxOptions: Sendable {
+    public var exaggeration: Float? = nil  // nil: the voice's own (0.5 for the default voice)
+    public var cfgWeight: Float = 0.5
+    public var temperature: Float = 0.8
+    public var repetitionPenalty: Float = 1.2
+    public var minP: Float = 0.05
+    public var topP: Float = 1.0
+    public var steps = 10
+    public var maxNewTokens: Int? = nil  // nil: the bundle's speech budget
+    public init() {}
+
+    public var sampling: SamplingConfig {
+        SamplingConfig(temperature: temperature, topP: topP, minP: minP, repetitionPenalty: repetitionPenalty,
+                       cfgWeight: cfgWeight, order: .chatterbox)
+    }
+}
+
+/// One chunk's result (`pipeline.ChunkResult`).
+public struct ChatterboxChunkResult: Sendable {
+    public let t3: T3Result
+    public let speechTokens: [Int]
+    public let flow: FlowResult?
+    public let hift: HiftResult?
+    /// float32 at 24 kHz, trim_fade applied.
+    public let wav: [Float]
+    public let hostMilliseconds: Double
+    public let graphMilliseconds: Double
+}
+
+/// What a Chatterbox bundle carries for its host (`export.py`, `host_files.py`): the three host
+/// tables and the default voice, each verified by `ModelBundle.open` before it is read.
+public struct ChatterboxBundleFiles: Sendable {
+    public let t3: T3Tables
+    public let flow: FlowTables
+    public let hift: HiftTables
+    public let defaultVoice: ChatterboxVoice?
+
+    public init(t3: T3Tables, flow: FlowTables, hift: HiftTables, defaultVoice: ChatterboxVoice?) {
+        self.t3 = t3
+        self.flow = flow
+        self.hift = hift
+        self.defaultVoice = defaultVoice
+    }
+
+    public static func load(_ bundle: ModelBundle) throws -> ChatterboxBundleFiles {
+        let voice = bundle.manifest.files[ChatterboxVoice.defaultFileName] == nil
+            ? nil : try ChatterboxVoice.load(try bundle.fileURL(ChatterboxVoice.defaultFileName))
+        return ChatterboxBundleFiles(
+            t3: try T3Tables.load(try bundle.fileURL(T3Tables.fileName)),
+            flow: try FlowTables.load(try bundle.fileURL(FlowTables.fileName)),
+            hift: try HiftTables.load(try bundle.fileURL(HiftTables.fileName)),
+            defaultVoice: voice)
+    }
+}
+
+/// Text tokens to speech over a Chatterbox bundle, the Python host's steps in its order
+/// (`conversion/chatterbox/pipeline.py`):
+///
+///     text ids ─T3Decoder (t3: prefill + decode, CFG + sampling on the host)─▶ tokens
+///     ─SpeechTokens.dropInvalid─▶ ─FlowSolver (flow_encoder, Euler over flow_estimator)─▶ mel
+///     ─HiftVocoder (hift_f0, source + STFT, hift_trunk, iSTFT, clamp)─▶ trim_fade ─▶ wav
+///
+/// Buckets come from the manifest's `config` (as the Python pipeline takes them from its
+/// ChatterboxConfig); state lives in the runner. Per-stage entry points (`t3`, `flow`,
+/// `vocode`) are what a bench times.
+public final class ChatterboxHost {
+    public static let sampleRate = 24000
+    /// The runner given, timed.
+    public let runner: ChatterboxTimedRunner
+    public let files: ChatterboxBundleFiles
+    public let decoder: T3Decoder
+    public let flowSolver: FlowSolver
+    public let vocoder: HiftVocoder
+    public let speechBudget: Int
+
+    public init(runner: GraphRunner, files: ChatterboxBundleFiles) throws {
+        guard let config = runner.manifest.config["config"] else {
+            throw VoxportError(.bundleIntegrity, "the manifest has no chatterbox config: re-export the bundle")
+        }
+        func sizes(_ key: String) throws -> [Int] {
+            guard let v = config[key]?.arrayValue?.compactMap(\.intValue), !v.isEmpty else {
+                throw VoxportError(.bundleIntegrity, "the manifest's config lacks \(PyRepr.string(key)): re-export the bundle")
+            }
+            return v
+        }
+        guard let kv = config["kv_length"]?.intValue, let budget = config["speech_budget"]?.intValue else {
+            throw VoxportError(.bundleIntegrity, "the manifest's config lacks kv_length / speech_budget: re-export the bundle")
+        }
+        let hiftSizes = runner.manifest.graphs[HiftVocoder.trunkGraph]?.meta["buckets"]?.arrayValue?
+            .compactMap { $0["F"]?.intValue }
+        self.runner = ChatterboxTimedRunner(runner)
+        self.files = files
+        self.speechBudget = budget
+        decoder = T3Decoder(tables: files.t3, prefillBuckets: try .oneDim("P", sizes: sizes("prefill_buckets")), kvLength: kv)
+        flowSolver = FlowSolver(tables: files.flow, encoderBuckets: try .oneDim("N", sizes: sizes("encoder_tokens")),
+                                estimatorBuckets: try .oneDim("F", sizes: sizes("estimator_frames")))
+        vocoder = HiftVocoder(tables: files.hift, buckets: try .oneDim("F", sizes: hiftSizes ?? sizes("vocoder_frames")))
+    }
+
+    /// Opens, verifies and loads a bundle folder over `runner`.
+    public convenience init(runner: GraphRunner, bundle: ModelBundle) throws {
+        try self.init(runner: runner, files: try ChatterboxBundleFiles.load(bundle))
+    }
+
+    // -- stages ---------------------------------------------------------------------------
+
+    public func t3(textIDs: [Int32], voice: ChatterboxVoice, options: ChatterboxOptions, uniforms: T3Uniforms) throws -> T3Result {
+        try decoder.generate(
+            runner: runner, condEmb: try voice.condEmb(exaggeration: options.exaggeration), textIDs: textIDs,
+            sampling: options.sampling, uniforms: uniforms, maxNewTokens: options.maxNewTokens ?? speechBudget)
+    }
+
+    public func flow(speechTokens: [Int], voice: ChatterboxVoice, noise: [Float], steps: Int = 10) throws -> FlowResult {
+        try flowSolver.inference(runner: runner, voice: voice, speechTokens: speechTokens.map { Int32($0) }, noise: noise, steps: steps)
+    }
+
+    public func vocode(mel: [Float], frames: Int, draws: HiftDraws) throws -> HiftResult {
+        try vocoder.vocode(runner: runner, mel: mel, frames: frames, draws: draws)
+    }
+
+    /// The CFM's noise frames for `tokens` speech tokens: ratio x (prompt + speech tokens).
+    public func noiseFrames(voice: ChatterboxVoice, tokens: Int) -> Int {
+        files.flow.tokenMelRatio * (voice.promptTokens.count + tokens)
+    }
+
+    // -- speech ---------------------------------------------------------------------------
+
+    /// One chunk of text ids (SOT .. EOT, as `voxport tokenize chatterbox` prints them) to audio.
+    public func synthesize(textIDs: [Int32], voice: ChatterboxVoice, options: ChatterboxOptions = .init(),
+                           draws: ChatterboxDraws, chunk: Int = 0) throws -> ChatterboxChunkResult {
+        let start = DispatchTime.now().uptimeNanoseconds, graphStart = runner.graphNanoseconds
+        let t3 = try self.t3(textIDs: textIDs, voice: voice, options: options, uniforms: draws.uniforms(chunk: chunk))
+        let speech = SpeechTokens.dropInvalid(t3.tokens)
+        var flowResult: FlowResult?, hiftResult: HiftResult?
+        var wav: [Float] = []
+        if !speech.isEmpty {
+            let noise = draws.noise(chunk: chunk, frames: noiseFrames(voice: voice, tokens: speech.count))
+            let f = try flow(speechTokens: speech, voice: voice, noise: noise, steps: options.steps)
+            let samples = f.frames * files.hift.upsample
+            let h = try vocode(mel: f.mel, frames: f.frames, draws: draws.hift(chunk: chunk, samples: samples, harmonics: files.hift.harmonics))
+            wav = files.hift.trimFade.map { HiftSpectra.trimFade(h.wav, fade: $0) } ?? h.wav
+            (flowResult, hiftResult) = (f, h)
+        }
+        let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        let graph = Double(runner.graphNanoseconds - graphStart) / 1e6
+        let host = total - graph
+        return ChatterboxChunkResult(t3: t3, speechTokens: speech, flow: flowResult, hift: hiftResult, wav: wav,
+                                     hostMilliseconds: host, graphMilliseconds: graph)
+    }
+
+    /// Chunks of text ids to one 24 kHz waveform (chunks joined as the Python pipeline does).
+    public func speak(chunks: [[Int32]], voice: ChatterboxVoice? = nil, options: ChatterboxOptions = .init(),
+                      draws: ChatterboxDraws = SplitMixDraws()) throws -> (audio: [Float], results: [ChatterboxChunkResult]) {
+        guard let voice = voice ?? files.defaultVoice else {
+            throw VoxportError(.user, "the bundle has no default voice (voice_default.npz): pass a voice from `voxport voice chatterbox`")
+        }
+        guard !chunks.isEmpty else { throw VoxportError(.user, "nothing to say: no token chunks given") }
+        var results: [ChatterboxChunkResult] = []
+        for (i, ids) in chunks.enumerated() {
+            results.append(try synthesize(textIDs: ids, voice: voice, options: options, draws: draws, chunk: i))
+        }
+        return (results.flatMap(\.wav), results)
+    }
+}
+
+/// Passes each call to the host's runner and adds up the time spent in it, so a chunk's host
+/// time is its wall time minus the graph calls (the figure `ms per audio second` reports).
+public final class ChatterboxTimedRunner: GraphRunner {
+    public let base: GraphRunner
+    public private(set) var graphNanoseconds: UInt64 = 0
+    public private(set) var calls: [String: Int] = [:]
+    public init(_ base: GraphRunner) { self.base = base }
+    public var manifest: Manifest { base.manifest }
+
+    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
+        let t = DispatchTime.now().uptimeNanoseconds
+        defer { graphNanoseconds += DispatchTime.now().uptimeNanoseconds - t }
+        calls[graph, default: 0] += 1
+        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+    }
+
+    public func resetState(graph: String, state: String) throws { try base.resetState(graph: graph, state: state) }
+    public func close() { base.close() }
+}

@@ -1,0 +1,94 @@
+"""The Python side of VoxportEndToEndTests' Kokoro case, through the real Core AI runtime.
+
+    .venv/bin/python ios/Tests/VoxportEndToEndTests/kokoro_case.py make OUT
+    .venv/bin/python ios/Tests/VoxportEndToEndTests/kokoro_case.py wer WAV
+
+`make` reuses the reduced real-weight bundle at its default path (bundles/kokoro-fp32-reduced,
+exported there first when missing or stale, as `voxport speak` would), speaks SENTENCE through
+the Python pipeline (KokoroBundle) and writes into OUT:
+
+    case.json       bundle, text, voice, each chunk's phonemes / ids / seed, the Python audio's
+                    length, transcript and WER
+    noise{i}.npz    chunk i's source draws (rand_ini, sine_noise): the Swift host takes them as
+                    its SourceNoise, so both hosts feed the vocoder the same noise
+    python.f32      the joined Python audio, float32 little-endian
+
+`wer` prints {"transcript", "wer"} of a wav against SENTENCE through gates.asr (Whisper), the
+same ASR the gates use.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from conversion.core.threads import pin_torch_threads
+from conversion.kokoro import host
+from conversion.kokoro.pipeline import KokoroBundle
+from conversion.kokoro.port import PORT
+from gates import asr
+
+REPO = Path(__file__).resolve().parents[3]
+SENTENCE = "Hello there."
+VOICE = "jf_alpha"
+
+
+def bundle_path() -> Path:
+    folder, config = PORT.resolve(None, "reduced", 0)
+    return PORT.ensure_bundle(folder, config, "reduced", "fp32", path=REPO / PORT.bundle_path("reduced", "fp32"))
+
+
+def make(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    bundle = bundle_path()
+    chunks_out = []
+    with KokoroBundle(bundle) as kb:
+        chunks = kb.chunks(SENTENCE)
+        pack = host.load_voice(VOICE, packs=kb.voices)
+        audios = []
+        for i, chunk in enumerate(chunks):
+            ref_s = host.ref_s_for(pack, chunk.n_phonemes)
+            draws: dict = {}
+            saved = host.draw_source_noise
+
+            def recording(frames: int, seed: int, draw=saved, draws=draws) -> dict:
+                draws.update(draw(frames, seed))
+                return draws
+
+            host.draw_source_noise = recording
+            try:
+                result = kb.synthesize_ids(chunk.ids, ref_s, seed=i)
+            finally:
+                host.draw_source_noise = saved
+            np.savez(out / f"noise{i}.npz", rand_ini=draws["rand_ini"], sine_noise=draws["sine_noise"])
+            audios.append(result.audio)
+            chunks_out.append({"phonemes": chunk.phonemes, "ids": list(chunk.ids), "seed": i})
+    audio = host.join_audio(audios).astype("<f4")
+    audio.tofile(out / "python.f32")
+    transcript = asr.transcribe(audio, host.SAMPLE_RATE)
+    case = {
+        "bundle": str(bundle),
+        "text": SENTENCE,
+        "voice": VOICE,
+        "chunks": chunks_out,
+        "samples": int(audio.size),
+        "transcript": transcript,
+        "wer": asr.word_error_rate(SENTENCE, transcript),
+    }
+    (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
+
+
+def wer(wav: Path) -> None:
+    audio, sr = sf.read(wav, dtype="float32")
+    transcript = asr.transcribe(audio, sr)
+    print(json.dumps({"transcript": transcript, "wer": asr.word_error_rate(SENTENCE, transcript)}))
+
+
+if __name__ == "__main__":
+    pin_torch_threads()
+    command, path = sys.argv[1], Path(sys.argv[2])
+    make(path) if command == "make" else wer(path)

@@ -1,0 +1,95 @@
+"""`voxport fixtures swift [--out DIR] [--check]` and the comparison it shares with
+tests/test_swift_fixtures.py (`conversion.swift_fixtures.compare_fixtures`). The writer is
+replaced by a tiny one here: the real write runs once, in test_swift_fixtures.py."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conversion import swift_fixtures
+from conversion.cli.main import main
+from conversion.swift_fixtures import compare_fixtures
+
+REF = np.array([0.5, -2.0, 1.0, 0.25], dtype="<f4")  # max |ref| = 2
+
+
+def _write_tree(root, f32=REF, ids=(1, 2, 3), extra: str | None = None):
+    (root / "dsp").mkdir(parents=True, exist_ok=True)
+    (root / "dsp" / "x.f32").write_bytes(np.asarray(f32, dtype="<f4").tobytes())
+    (root / "ids.json").write_text(json.dumps({"ids": list(ids)}))
+    if extra:
+        (root / extra).write_text("new")
+    files = {p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*")}
+    return {k: v for k, v in sorted(files.items()) if (root / k).is_file()}
+
+
+@pytest.fixture
+def committed(tmp_path):
+    root = tmp_path / "committed"
+    _write_tree(root)
+    return root
+
+
+def test_identical_trees_agree(tmp_path, committed):
+    _write_tree(tmp_path / "fresh")
+    assert compare_fixtures(tmp_path / "fresh", committed) == []
+
+
+def test_floats_within_1e6_of_the_largest_magnitude_agree(tmp_path, committed):
+    moved = REF.copy()
+    moved[0] += np.float32(1.5e-6)  # 0.75e-6 of max|ref| = 2 (and > 1e-6 of |0.5|)
+    _write_tree(tmp_path / "fresh", f32=moved)
+    assert compare_fixtures(tmp_path / "fresh", committed) == []
+
+
+def test_floats_beyond_1e6_relative_differ(tmp_path, committed):
+    moved = REF.copy()
+    moved[3] += np.float32(4e-6)  # 2e-6 of max|ref|
+    _write_tree(tmp_path / "fresh", f32=moved)
+    [problem] = compare_fixtures(tmp_path / "fresh", committed)
+    assert problem.startswith("dsp/x.f32: max|Δ| ") and problem.endswith(
+        "beyond 1e-06 of max|ref| 2"
+    )
+
+
+def test_integers_and_text_must_match_exactly(tmp_path, committed):
+    _write_tree(tmp_path / "fresh", ids=(1, 2, 4))
+    assert compare_fixtures(tmp_path / "fresh", committed) == ["ids.json: differs"]
+
+
+def test_added_and_removed_files_are_named(tmp_path, committed):
+    _write_tree(tmp_path / "fresh", extra="new.json")
+    (committed / "gone.txt").write_text("old")
+    assert compare_fixtures(tmp_path / "fresh", committed) == [
+        f"new.json: missing from {committed}",
+        "gone.txt: no longer written",
+    ]
+
+
+def test_fixtures_swift_writes_and_prints_what_it_wrote(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(swift_fixtures, "write_fixtures", _write_tree)
+    out = tmp_path / "out"
+    assert main(["fixtures", "swift", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert any(line.endswith(str(out / "dsp" / "x.f32")) for line in printed)
+    assert printed[-1] == f"wrote 2 files, 34 bytes, to {out}"
+    assert (out / "ids.json").is_file()
+
+
+def test_fixtures_swift_check(tmp_path, monkeypatch, capsys, committed):
+    monkeypatch.setattr(swift_fixtures, "write_fixtures", _write_tree)
+    assert main(["fixtures", "swift", "--check", "--out", str(committed)]) == 0
+    assert "current" in capsys.readouterr().out
+    (committed / "ids.json").write_text(json.dumps({"ids": [9]}))
+    assert main(["fixtures", "swift", "--check", "--out", str(committed)]) == 1
+    printed = capsys.readouterr().out
+    assert "1 file(s) differ" in printed and "  ids.json: differs" in printed
+    assert json.loads((committed / "ids.json").read_text()) == {"ids": [9]}  # left as it was
+
+
+def test_fixtures_check_without_fixtures_is_exit_2(tmp_path, capsys):
+    assert main(["fixtures", "swift", "--check", "--out", str(tmp_path / "none")]) == 2
+    assert "no fixtures at" in capsys.readouterr().err
