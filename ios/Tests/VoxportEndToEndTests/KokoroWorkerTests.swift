@@ -10,7 +10,8 @@ import VoxportRunner
 /// on the reduced real-weight bundle, against the Python pipeline on the same bundle and draws
 /// (`kokoro_case.py make`): the waveform within 1e-4 of the Python one's peak, every sample
 /// compared (the edges are where a replicate-for-reflect STFT pad shows), and the same Whisper
-/// WER through `gates.asr`.
+/// WER through `gates.asr`. Both hosts fold the source's -π phases to +π for the waveform
+/// comparison (`HarmonicSource.foldingNegativePi` says why); one worker serves every test.
 final class KokoroWorkerTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -30,6 +31,7 @@ final class KokoroWorkerTests: XCTestCase {
         let samples: Int
         let transcript: String
         let wer: Double
+        let folding_moves: Double
     }
 
     struct Draws: SourceNoise {
@@ -37,8 +39,34 @@ final class KokoroWorkerTests: XCTestCase {
         func draws(frames: Int, seed: Int) -> SourceDraws { bySeed[seed]! }
     }
 
-    /// Python's answers, made once per test process (the export, when needed, and a Python run).
+    /// Python's answers, made once per test process (the export, when needed, and a Python run),
+    /// and the one worker every test uses.
     nonisolated(unsafe) static var made: (dir: URL, kase: Case)?
+    nonisolated(unsafe) static var shared: WorkerRunner?
+
+    static func worker(_ kase: Case) throws -> WorkerRunner {
+        if let shared { return shared }
+        let w = try WorkerRunner(bundle: URL(fileURLWithPath: kase.bundle), graphs: KokoroHost.graphs)
+        shared = w
+        return w
+    }
+
+    override class func tearDown() {
+        shared?.close()
+        shared = nil
+        super.tearDown()
+    }
+
+    static func draws(_ dir: URL, seed: Int) throws -> SourceDraws {
+        let z = try NpzArchive.load(dir.appendingPathComponent("noise\(seed).npz"))
+        return SourceDraws(randIni: try z.array("rand_ini").float32(), sineNoise: try z.array("sine_noise").float32())
+    }
+
+    static func relativeError(_ a: [Float], _ reference: [Float]) -> Double {
+        let peak = reference.map { abs($0) }.max() ?? 0
+        let worst = zip(a, reference).map { abs($0 - $1) }.max() ?? .infinity
+        return Double(worst / peak)
+    }
 
     static func python(_ args: [String]) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
@@ -74,15 +102,11 @@ final class KokoroWorkerTests: XCTestCase {
         let (dir, kase) = try Self.pythonCase()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
         let files = try KokoroBundleFiles.load(bundle)
-        let runner = try WorkerRunner(bundle: bundle.url, graphs: KokoroHost.graphs)
-        defer { runner.close() }
-        let host = try KokoroHost(runner: runner, vocab: files.vocab, source: files.source)
+        let host = try KokoroHost(runner: try Self.worker(kase), vocab: files.vocab, source: files.source)
+        host.foldNegativePi = true
         let voice = try files.voices.voice(kase.voice)
         var draws: [Int: SourceDraws] = [:]
-        for c in kase.chunks {
-            let z = try NpzArchive.load(dir.appendingPathComponent("noise\(c.seed).npz"))
-            draws[c.seed] = SourceDraws(randIni: try z.array("rand_ini").float32(), sineNoise: try z.array("sine_noise").float32())
-        }
+        for c in kase.chunks { draws[c.seed] = try Self.draws(dir, seed: c.seed) }
         var chunkAudio: [[Float]] = []
         for c in kase.chunks {
             // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
@@ -92,13 +116,15 @@ final class KokoroWorkerTests: XCTestCase {
             chunkAudio.append(audio)
         }
         let swift = KokoroAudio.join(chunkAudio)
-        let reference = try RawF32.read(dir.appendingPathComponent("python.f32"))
+        let folded = try RawF32.read(dir.appendingPathComponent("folded.f32"))
+        let asIs = try RawF32.read(dir.appendingPathComponent("python.f32"))
         XCTAssertEqual(swift.count, kase.samples)
-        XCTAssertEqual(reference.count, kase.samples)
-        let peak = reference.map { abs($0) }.max() ?? 0
-        XCTAssertGreaterThan(peak, 0.01, "the Python audio is silent: nothing to compare")
-        let worst = zip(swift, reference).map { abs($0 - $1) }.max() ?? .infinity
-        XCTAssertLessThanOrEqual(Double(worst / peak), 1e-4, "max|Δ|/max|ref| over every sample")
+        XCTAssertEqual(folded.count, kase.samples)
+        XCTAssertGreaterThan(folded.map { abs($0) }.max() ?? 0, 0.01, "the Python audio is silent: nothing to compare")
+        let error = Self.relativeError(swift, folded)
+        print("kokoro e2e: max|Δ|/max|ref| \(error) (folded); \(Self.relativeError(swift, asIs)) against the unfolded "
+            + "Python audio; folding alone moves Python's by \(kase.folding_moves)")
+        XCTAssertLessThanOrEqual(error, 1e-4, "max|Δ|/max|ref| over every sample")
 
         let wav = dir.appendingPathComponent("swift.wav")
         try WavWriter.writeFloat32(swift, sampleRate: KokoroAudio.sampleRate, to: wav)
@@ -113,30 +139,27 @@ final class KokoroWorkerTests: XCTestCase {
         let (dir, kase) = try Self.pythonCase()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
         let files = try KokoroBundleFiles.load(bundle)
-        let runner = try WorkerRunner(bundle: bundle.url, graphs: KokoroHost.graphs)
-        defer { runner.close() }
-        let host = try KokoroHost(runner: runner, vocab: files.vocab, source: files.source)
+        let host = try KokoroHost(runner: try Self.worker(kase), vocab: files.vocab, source: files.source)
         let c = kase.chunks[0]
         let refS = try files.voices.voice(kase.voice).row(nPhonemes: try host.chunks(c.phonemes)[0].nPhonemes)
-        let z = try NpzArchive.load(dir.appendingPathComponent("noise\(c.seed).npz"))
-        let draws = SourceDraws(randIni: try z.array("rand_ini").float32(), sineNoise: try z.array("sine_noise").float32())
         let pred = try host.predictor(ids: c.ids, refS: refS)
         let predDur = try Durations.predDurations(pred.duration, speed: 1.0)
         let pros = try host.prosody(d: pred.d, tEn: pred.tEn, predDur: predDur, refS: refS)
         let source = files.source
-        let excitation = try source.excitation(f0: pros.f0, draws: draws)
+        let excitation = try source.excitation(f0: pros.f0, draws: try Self.draws(dir, seed: c.seed))
         let spec = try Spectral.stft(
             excitation, nFFT: source.config.nFFT, hop: source.config.hop, winLength: source.config.nFFT,
             window: Windows.hann(source.config.nFFT), padMode: .replicate)
         let (mag, phase) = Spectral.magnitudePhase(spec)
+        let har = source.foldingNegativePi((mag + phase, spec.frames))
         let audio = try host.vocoder(
-            asr: pros.asr, f0: pros.f0, n: pros.n, har: mag + phase, harFrames: spec.frames, refS: refS)
-        let reference = try RawF32.read(dir.appendingPathComponent("python.f32"))
-        let n = min(audio.count, reference.count)
-        XCTAssertGreaterThan(n, 0)
-        let peak = reference.map { abs($0) }.max() ?? 0
-        let worst = (0..<n).map { abs(audio[$0] - reference[$0]) }.max() ?? 0
-        XCTAssertGreaterThan(Double(worst / peak), 1e-4, "a replicate pad went unnoticed")
+            asr: pros.asr, f0: pros.f0, n: pros.n, har: har.values, harFrames: har.frames, refS: refS)
+        let folded = try RawF32.read(dir.appendingPathComponent("folded.f32"))
+        XCTAssertEqual(kase.chunks.count, 1, "the case is one chunk: its audio is the whole reference")
+        XCTAssertEqual(audio.count, folded.count)
+        let error = Self.relativeError(audio, folded)
+        print("kokoro e2e: a replicate pad moves the waveform by \(error) of its peak")
+        XCTAssertGreaterThan(error, 1e-4, "a replicate pad went unnoticed")
     }
 
     /// `voxport-bench`'s library end to end: kokoro.speak through the worker writes result.json
@@ -146,10 +169,10 @@ final class KokoroWorkerTests: XCTestCase {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-\(getpid())")
         try? FileManager.default.removeItem(at: out)
         let env = try BenchEnvironment([
-            "VP_BENCH": "kokoro.speak", "VP_BUNDLE": kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "1",
+            "VP_BENCH": "kokoro.speak", "VP_BUNDLE": kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0",
             "VP_PHONEMES": kase.chunks[0].phonemes, "VP_OUT": out.path,
         ])
-        try BenchDriver.run(env)
+        try BenchDriver.run(env, runner: try Self.worker(kase))
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
         XCTAssertEqual(result["bench"] as? String, "kokoro.speak")
         XCTAssertEqual(result["calls_per_pass"] as? Int, 3, "predictor, prosody, vocoder for one chunk")

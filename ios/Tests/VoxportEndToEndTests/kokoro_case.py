@@ -12,6 +12,9 @@ the Python pipeline (KokoroBundle) and writes into OUT:
     noise{i}.npz    chunk i's source draws (rand_ini, sine_noise): the Swift host takes them as
                     its SourceNoise, so both hosts feed the vocoder the same noise
     python.f32      the joined Python audio, float32 little-endian
+    folded.f32      the same with the source's -π phases folded to +π (the sign of π in the
+                    STFT's first, exactly real frame is a rounding coin flip: see the Swift
+                    HarmonicSource.foldingNegativePi), which the Swift host is compared with
 
 `wer` prints {"transcript", "wer"} of a wav against SENTENCE through gates.asr (Whisper), the
 same ASR the gates use.
@@ -27,7 +30,7 @@ import numpy as np
 import soundfile as sf
 
 from conversion.core.threads import pin_torch_threads
-from conversion.kokoro import host
+from conversion.kokoro import host, source
 from conversion.kokoro.pipeline import KokoroBundle
 from conversion.kokoro.port import PORT
 from gates import asr
@@ -42,42 +45,65 @@ def bundle_path() -> Path:
     return PORT.ensure_bundle(folder, config, "reduced", "fp32", path=REPO / PORT.bundle_path("reduced", "fp32"))
 
 
+def folded_spectrum(src: np.ndarray, config: source.SourceConfig = source.PUBLISHED) -> np.ndarray:
+    """`source.source_spectrum` with every float32 phase of exactly -π set to +π."""
+    har = _SPECTRUM(src, config)
+    phase = har[:, config.bins :]
+    phase[phase == np.float32(-np.pi)] = np.float32(np.pi)
+    return har
+
+
+_SPECTRUM = source.source_spectrum
+
+
+def speak_chunks(kb: KokoroBundle, chunks: list, pack: np.ndarray, out: Path | None) -> np.ndarray:
+    """The chunks through the pipeline, chunk i with seed i; its draws saved under `out`."""
+    audios = []
+    for i, chunk in enumerate(chunks):
+        ref_s = host.ref_s_for(pack, chunk.n_phonemes)
+        draws: dict = {}
+        saved = host.draw_source_noise
+
+        def recording(frames: int, seed: int, draw=saved, draws=draws) -> dict:
+            draws.update(draw(frames, seed))
+            return draws
+
+        host.draw_source_noise = recording
+        try:
+            audios.append(kb.synthesize_ids(chunk.ids, ref_s, seed=i).audio)
+        finally:
+            host.draw_source_noise = saved
+        if out is not None:
+            np.savez(out / f"noise{i}.npz", rand_ini=draws["rand_ini"], sine_noise=draws["sine_noise"])
+    return host.join_audio(audios).astype("<f4")
+
+
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     bundle = bundle_path()
-    chunks_out = []
     with KokoroBundle(bundle) as kb:
         chunks = kb.chunks(SENTENCE)
         pack = host.load_voice(VOICE, packs=kb.voices)
-        audios = []
-        for i, chunk in enumerate(chunks):
-            ref_s = host.ref_s_for(pack, chunk.n_phonemes)
-            draws: dict = {}
-            saved = host.draw_source_noise
-
-            def recording(frames: int, seed: int, draw=saved, draws=draws) -> dict:
-                draws.update(draw(frames, seed))
-                return draws
-
-            host.draw_source_noise = recording
-            try:
-                result = kb.synthesize_ids(chunk.ids, ref_s, seed=i)
-            finally:
-                host.draw_source_noise = saved
-            np.savez(out / f"noise{i}.npz", rand_ini=draws["rand_ini"], sine_noise=draws["sine_noise"])
-            audios.append(result.audio)
-            chunks_out.append({"phonemes": chunk.phonemes, "ids": list(chunk.ids), "seed": i})
-    audio = host.join_audio(audios).astype("<f4")
+        audio = speak_chunks(kb, chunks, pack, out)
+        source.source_spectrum = folded_spectrum
+        try:
+            folded = speak_chunks(kb, chunks, pack, None)
+        finally:
+            source.source_spectrum = _SPECTRUM
     audio.tofile(out / "python.f32")
+    folded.tofile(out / "folded.f32")
     transcript = asr.transcribe(audio, host.SAMPLE_RATE)
     case = {
         "bundle": str(bundle),
         "text": SENTENCE,
         "voice": VOICE,
-        "chunks": chunks_out,
+        "chunks": [
+            {"phonemes": c.phonemes, "ids": list(c.ids), "seed": i} for i, c in enumerate(chunks)
+        ],
         "samples": int(audio.size),
         "transcript": transcript,
         "wer": asr.word_error_rate(SENTENCE, transcript),
+        "folding_moves": float(np.abs(audio - folded).max() / np.abs(audio).max()),
     }
     (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
 

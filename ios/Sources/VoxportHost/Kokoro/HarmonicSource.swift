@@ -167,6 +167,22 @@ public struct HarmonicSource: Sendable {
         return (mag + phase, spec.frames)
     }
 
+    /// `har` with every phase of exactly -π (as float32) set to +π: the same angle, one sign.
+    ///
+    /// Why: with a centred, reflect-padded STFT the first frame is symmetric, so its DFT is real
+    /// and each bin's phase is 0 or ±π — the sign of π is the sign of a rounding error in the
+    /// imaginary part (torch's MKL FFT on one machine, our float64 DFT here), which no other FFT
+    /// reproduces. The vocoder reads the raw angle, so a ±π disagreement moves the waveform
+    /// (3.2e-4 of its peak on "Hello there."). Folding both hosts' phases this way compares them
+    /// without that coin flip; the host does not fold unless asked (`KokoroHost.foldNegativePi`).
+    public func foldingNegativePi(_ har: (values: [Float], frames: Int)) -> (values: [Float], frames: Int) {
+        let minusPi = Float(-Double.pi)  // 0xC0490FDB, what atan2f returns; -Float.pi is 1 ulp smaller in magnitude
+        var values = har.values
+        let phaseStart = config.bins * har.frames
+        for i in phaseStart..<values.count where values[i] == minusPi { values[i] = -minusPi }
+        return (values, har.frames)
+    }
+
     /// `har` for F0's real values [2L]: [2 * bins * (120 L + 1)].
     public func har(f0: [Float], draws: SourceDraws) throws -> (values: [Float], frames: Int) {
         try spectrum(try excitation(f0: f0, draws: draws))

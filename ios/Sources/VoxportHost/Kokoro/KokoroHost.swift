@@ -29,6 +29,9 @@ public final class KokoroHost {
     public let source: HarmonicSource
     public let tables: [String: BucketTable]
     /// Warnings (dropped phoneme symbols); default: standard error.
+    /// Fold the harmonic source's -π phases to +π (see `HarmonicSource.foldingNegativePi`):
+    /// for parity runs against a host that folds the same way; off by default.
+    public var foldNegativePi = false
     public var onWarning: (String) -> Void = { FileHandle.standardError.write(Data(("warning: " + $0 + "\n").utf8)) }
 
     public init(runner: GraphRunner, vocab: KokoroVocab, source: HarmonicSource) throws {
@@ -138,7 +141,8 @@ public final class KokoroHost {
         let frames = predDur.reduce(0, +)
         let pros = try timed { try prosody(d: pred.d, tEn: pred.tEn, predDur: predDur, refS: refS) }
         let draws = noise.draws(frames: 2 * frames, seed: seed)
-        let har = try source.har(f0: pros.f0, draws: draws)
+        var har = try source.har(f0: pros.f0, draws: draws)
+        if foldNegativePi { har = source.foldingNegativePi(har) }
         let audio = try timed {
             try vocoder(asr: pros.asr, f0: pros.f0, n: pros.n, har: har.values, harFrames: har.frames, refS: refS)
         }
