@@ -110,6 +110,18 @@ def test_launch_then_result_pulled_back_and_summarised(tmp_path, monkeypatch, ca
     assert not list(out.glob(".pull-*"))  # the pull folder is gone
 
 
+def test_a_failure_the_app_reports_is_exit_1_with_its_reason(tmp_path, monkeypatch, capsys):
+    install(tmp_path, monkeypatch)
+    failure = {"format": "voxport-bench-result/1", "error": "VP_BUNDLE models/x: no bundle"}
+    monkeypatch.setenv("FAKE_LAUNCH_RESULT", json.dumps(failure))
+    out = tmp_path / "out"
+    env = ("VP_BENCH=kokoro.speak", "VP_BUNDLE=models/x")
+    assert _bench("kokoro", *env, extra=("--out", str(out), "--poll", "0.01")) == 1
+    printed = capsys.readouterr().out
+    assert "the bench failed on the device: VP_BUNDLE models/x: no bundle" in printed
+    assert "RTF" not in printed
+
+
 def test_a_stale_result_is_not_taken_for_a_new_one(tmp_path, monkeypatch, capsys):
     """A result.json from an earlier run is there; the launch writes none: time out, exit 1."""
     device = install(tmp_path, monkeypatch)

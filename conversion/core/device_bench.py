@@ -238,8 +238,8 @@ def device_bench(
     poll_s: float = 5.0,
     echo: Callable[[str], None] = print,
 ) -> int:
-    """The whole verb: 0 with the result pulled and summarised; UserError before any launch;
-    BenchTimeout when no new result appears."""
+    """The whole verb: 0 with the result pulled and summarised; 1 when the app reports the
+    bench failed; UserError before any launch; BenchTimeout when no new result appears."""
     env = check_env(parse_env(pairs), model, benches)
     ctl = Devicectl(device, app_id)
     if dry_run:
@@ -267,6 +267,11 @@ def device_bench(
             (out_dir / AUDIO).unlink(missing_ok=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if "error" in result:
+        # The app writes its failure where the result would be (ios/App/README.md).
+        echo(f"the bench failed on the device: {result['error']}")
+        echo(f"pulled {kept[0]}")
+        return 1
     for line in summarize(result):
         echo(line)
     echo(f"pulled {', '.join(str(p) for p in kept)}" + ("" if audio else f" (no {AUDIO})"))

@@ -51,7 +51,14 @@ public struct BenchEnvironment: Sendable, Equatable {
         """
     }
 
-    public init(_ env: [String: String]) throws {
+    /// Read `env`; relative paths (`VP_BUNDLE`, `VP_OUT`, `VP_REPLAY`) resolve against `base` —
+    /// the app's Documents folder on a device, where `voxport sideload` puts bundles — or the
+    /// working directory when `base` is nil.
+    public init(_ env: [String: String], base: URL? = nil) throws {
+        func path(_ p: String) -> URL {
+            guard let base, !p.hasPrefix("/") else { return URL(fileURLWithPath: p) }
+            return base.appendingPathComponent(p)
+        }
         func value(_ key: String) -> String? {
             guard let v = env[key]?.trimmingCharacters(in: .whitespacesAndNewlines), !v.isEmpty else { return nil }
             return v
@@ -77,7 +84,7 @@ public struct BenchEnvironment: Sendable, Equatable {
             throw Self.error("unknown VP_UNITS \(PythonRepr.string(units)): choose one of \(Self.units.joined(separator: ", "))")
         }
         self.bench = bench
-        self.bundle = URL(fileURLWithPath: bundle)
+        self.bundle = path(bundle)
         self.runner = runner
         self.units = units
         passes = try Self.integer(value("VP_PASSES"), "VP_PASSES", default: 3, minimum: 0)
@@ -85,8 +92,8 @@ public struct BenchEnvironment: Sendable, Equatable {
         phonemes = value("VP_PHONEMES")
         tokens = try value("VP_TOKENS").map(Self.tokenLists)
         voice = value("VP_VOICE")
-        out = URL(fileURLWithPath: value("VP_OUT") ?? "voxport-bench-out")
-        replay = value("VP_REPLAY").map { URL(fileURLWithPath: $0) }
+        out = path(value("VP_OUT") ?? "voxport-bench-out")
+        replay = value("VP_REPLAY").map(path)
         if runner == .replay, replay == nil {
             throw Self.error("VP_RUNNER=replay needs VP_REPLAY: a voxport-replay/1 recording folder")
         }

@@ -27,11 +27,24 @@
         /// Open (and verify) the bundle; graphs load on first use.
         public init(
             bundle url: URL,
-            options: SpecializationOptions = SpecializationOptions(preferredComputeUnitKind: .cpu)
+            options: SpecializationOptions = .cpuOnly
         ) throws {
             bundle = try ModelBundle.open(url)
             manifest = bundle.manifest
             self.options = options
+        }
+
+        /// `VP_UNITS`: `cpu-only` (the parity setting: a *preferred* unit may still hand ops to
+        /// others and move the numerics) or a preferred kind. The kind names are unverified
+        /// until the first Mac build.
+        public static func options(units: String) throws -> SpecializationOptions {
+            switch units {
+            case "cpu-only": return .cpuOnly
+            case "cpu": return SpecializationOptions(preferredComputeUnitKind: .cpu)
+            case "gpu": return SpecializationOptions(preferredComputeUnitKind: .gpu)
+            case "ane": return SpecializationOptions(preferredComputeUnitKind: .neuralEngine)
+            default: throw RunnerError(.user, "unknown compute units '\(units)': cpu-only, cpu, gpu or ane")
+            }
         }
 
         public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws
