@@ -11,6 +11,7 @@ struct Audio8BenchInputs {
     let pieces: [[Int32]]
     let voice: Audio8Voice?
     let seed: Int
+    let maxFrames: Int
 
     init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment, bench: String) throws {
         let host = try Audio8Host(bundle: bundle, runner: runner)
@@ -23,8 +24,9 @@ struct Audio8BenchInputs {
         let voice = try env.voice.map { try Audio8Voice.load(URL(fileURLWithPath: $0), books: books) }
         self.voice = voice
         seed = env.seed
+        maxFrames = env.maxFrames ?? host.defaultMaxFrames
         // a bad id, voice or budget fails here, before any graph runs
-        for p in pieces { _ = try host.prompt(tokens: p, voice: voice, maxFrames: host.defaultMaxFrames) }
+        for p in pieces { _ = try host.prompt(tokens: p, voice: voice, maxFrames: maxFrames) }
     }
 
     var sampleRate: Int { host.tables.codec.sampleRate }
@@ -44,7 +46,7 @@ public final class Audio8SpeakBench: BenchCase {
     }
 
     public func pass(_ index: Int) throws -> BenchPass {
-        let (audio, pieces) = try inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed)
+        let (audio, pieces) = try inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed, maxFrames: inputs.maxFrames)
         let frames = pieces.reduce(0) { $0 + $1.loop.frameCount }
         return BenchPass(
             audio: audio, sampleRate: inputs.sampleRate, audioSeconds: Double(audio.count) / Double(inputs.sampleRate),
@@ -68,11 +70,11 @@ public final class Audio8FrameBench: BenchCase {
 
     public func pass(_ index: Int) throws -> BenchPass {
         let host = inputs.host
-        let prompt = try host.prompt(tokens: inputs.pieces[0], voice: inputs.voice, maxFrames: host.defaultMaxFrames)
+        let prompt = try host.prompt(tokens: inputs.pieces[0], voice: inputs.voice, maxFrames: inputs.maxFrames)
         var u = try host.uniforms(seed: inputs.seed, piece: 0)
         let t0 = DispatchTime.now().uptimeNanoseconds
         var frameNs: UInt64 = 0, last = t0
-        let loop = try host.frameLoop.generate(prompt: prompt, maxFrames: host.defaultMaxFrames, uniforms: &u) { step, _ in
+        let loop = try host.frameLoop.generate(prompt: prompt, maxFrames: inputs.maxFrames, uniforms: &u) { step, _ in
             let now = DispatchTime.now().uptimeNanoseconds
             if step > 0 { frameNs += now - last }
             last = now

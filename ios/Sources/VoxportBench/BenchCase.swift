@@ -46,6 +46,7 @@ public enum BenchCatalog {
     public static var cases: [BenchCase.Type] {
         [
             KokoroSpeakBench.self,
+            ChatterboxT3Bench.self, ChatterboxEstimatorBench.self, ChatterboxVocoderBench.self, ChatterboxSpeakBench.self,
             Audio8SpeakBench.self, Audio8FrameBench.self, Audio8CodecBench.self,
         ]
     }

@@ -1,0 +1,176 @@
+import Foundation
+import XCTest
+import VoxportBench
+import VoxportCore
+import VoxportHost
+import VoxportRunner
+
+/// The whole Swift Audio8 host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
+/// on the reduced random-weight bundle (`ar` + `codec`), against the Python pipeline on the same
+/// bundle and seed (`audio8_case.py make`): both hosts draw the frame loop's uniforms from the
+/// seed (numpy's PCG64, reproduced in Swift), so the frame codes must be identical and the
+/// decoded audio — streamed in codec windows and whole — within 1e-5 of the Python one's peak.
+/// `voxport-bench`'s audio8.frame then runs on the same worker (BenchDriver with an injected
+/// runner). One worker and one Python run serve the whole class.
+final class Audio8WorkerTests: XCTestCase {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let python = repo.appendingPathComponent(".venv/bin/python")
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("audio8_case.py")
+
+    struct Case: Decodable {
+        struct Piece: Decodable {
+            let text: String
+            let ids: [Int32]
+            let prompt_columns: Int
+            let frames: Int
+            let codes: [Int32]
+            let semantics: [Int32]
+            let finished: Bool
+            let prefill_calls: Int
+            let windows_whole: Int
+            let windows_stream: Int
+        }
+        let bundle: String
+        let graphs: [String]
+        let seed: Int
+        let max_frames: Int
+        let codec_window: Int
+        let pieces: [Piece]
+        let whole_samples: Int
+        let stream_samples: Int
+        let stream_chunks: [Int]
+    }
+
+    struct Shared {
+        let dir: URL
+        let kase: Case
+        let bundle: ModelBundle
+        let runner: WorkerRunner
+        let host: Audio8Host
+    }
+
+    /// Python's answers and the one worker, made once per test process.
+    nonisolated(unsafe) static var made: Shared?
+
+    override class func tearDown() {
+        made?.runner.close()
+        made = nil
+        super.tearDown()
+    }
+
+    static func runPython(_ args: [String]) throws {
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
+        }
+        let p = Process()
+        p.executableURL = python
+        p.arguments = [script.path] + args
+        p.currentDirectoryURL = repo
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw VoxportError(.user, "audio8_case.py \(args[0]) failed: \(String(decoding: stderr.suffix(3000), as: UTF8.self))")
+        }
+    }
+
+    static func shared() throws -> Shared {
+        if let made { return made }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-audio8-e2e-\(getpid())")
+        try runPython(["make", dir.path])
+        let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
+        let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
+        let runner = try WorkerRunner(bundle: bundle.url, graphs: kase.graphs)
+        do {
+            let host = try Audio8Host(bundle: bundle, runner: runner)
+            made = Shared(dir: dir, kase: kase, bundle: bundle, runner: runner, host: host)
+            return made!
+        } catch {
+            runner.close()
+            throw error
+        }
+    }
+
+    /// max|Δ| / max|ref| over every sample (the lengths checked first).
+    func assertClose(_ got: [Float], _ ref: [Float], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(got.count, ref.count, "\(what): samples", file: file, line: line)
+        let peak = ref.map { abs($0) }.max() ?? 0
+        XCTAssertGreaterThan(peak, 1e-3, "\(what): the Python audio is silent, nothing to compare", file: file, line: line)
+        let worst = zip(got, ref).map { abs($0 - $1) }.max() ?? .infinity
+        print("audio8 \(what): \(got.count) samples, max|Δ|/max|ref| = \(worst / peak)")
+        XCTAssertLessThanOrEqual(Double(worst / peak), 1e-5, "\(what): max|Δ|/max|ref|", file: file, line: line)
+    }
+
+    /// Streamed: the codes, semantic draws and stop as Python's, the same windows emitted (each
+    /// chunk's length) and the streamed audio; then the codec over the same codes decoded whole.
+    func testSwiftHostThroughTheWorkerGivesPythonsCodesAndAudio() throws {
+        let s = try Self.shared()
+        let kase = s.kase
+        XCTAssertEqual(s.host.codec.window, kase.codec_window)
+        var chunks: [[Float]] = []
+        let (audio, pieces) = try s.host.speak(
+            pieces: kase.pieces.map(\.ids), seed: kase.seed, maxFrames: kase.max_frames, stream: true,
+            onAudio: { chunks.append($0) })
+        XCTAssertEqual(pieces.count, kase.pieces.count)
+        for (i, (got, want)) in zip(pieces, kase.pieces).enumerated() {
+            XCTAssertEqual(got.promptColumns, want.prompt_columns, "piece \(i)")
+            XCTAssertEqual(got.loop.frameCount, want.frames, "piece \(i)")
+            XCTAssertEqual(got.loop.frames.map(\.semantic), want.semantics, "piece \(i): semantic draws")
+            XCTAssertEqual(got.loop.codes, want.codes, "piece \(i): frame codes [10, T]")
+            XCTAssertEqual(got.loop.finished, want.finished, "piece \(i)")
+            XCTAssertEqual(got.loop.prefillCalls, want.prefill_calls, "piece \(i)")
+            XCTAssertEqual(got.decode.windows, want.windows_stream, "piece \(i): streamed windows")
+        }
+        XCTAssertGreaterThan(kase.stream_chunks.count, 1, "the case should span more than one codec window")
+        XCTAssertEqual(chunks.map(\.count), kase.stream_chunks, "streamed chunks")
+        assertClose(audio, try RawF32.read(s.dir.appendingPathComponent("stream.f32")), "streamed")
+
+        var whole: [Float] = []
+        for (i, p) in pieces.enumerated() {
+            var report = Audio8DecodeReport()
+            whole += try s.host.codec.decodeWhole(p.loop.columns, report: &report)
+            XCTAssertEqual(report.windows, kase.pieces[i].windows_whole, "piece \(i): whole windows")
+        }
+        XCTAssertEqual(whole.count, kase.whole_samples)
+        assertClose(whole, try RawF32.read(s.dir.appendingPathComponent("whole.f32")), "whole")
+    }
+
+    /// `voxport-bench`'s library on the same worker: audio8.frame (the first piece's prefill and
+    /// frame loop, cold pass only) writes result.json with the figures.
+    func testAudio8FrameBenchOnTheWorkerWritesItsResult() throws {
+        let s = try Self.shared()
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-audio8-\(getpid())")
+        try? FileManager.default.removeItem(at: out)
+        let ids = s.kase.pieces[0].ids.map(String.init).joined(separator: ",")
+        let env = try BenchEnvironment([
+            "VP_BENCH": "audio8.frame", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0", "VP_MAX_FRAMES": "12",
+            "VP_SEED": String(s.kase.seed), "VP_TOKENS": ids, "VP_OUT": out.path,
+        ])
+        try BenchDriver.run(env, runner: s.runner)
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
+        XCTAssertEqual(result["bench"] as? String, "audio8.frame")
+        let frames = try XCTUnwrap(result["frames"] as? Double)
+        let prefill = try XCTUnwrap(result["prefill_calls"] as? Double)
+        XCTAssertEqual(prefill, Double(s.kase.pieces[0].prefill_calls))
+        XCTAssertGreaterThan(frames, 0)
+        XCTAssertLessThanOrEqual(frames, 12, "VP_MAX_FRAMES")
+        // one call per frame (an eos draw is a call that adds no frame) plus the prefill windows
+        let calls = try XCTUnwrap(result["calls_per_pass"] as? Int)
+        XCTAssertTrue([Int(prefill + frames), Int(prefill + frames) + 1].contains(calls), "calls_per_pass \(calls)")
+        let medians = try XCTUnwrap(result["warm_median_ms"] as? [String: Double])
+        XCTAssertEqual(Set(medians.keys), ["ar.prefill", "ar.frame"])
+        for (k, v) in medians { XCTAssertGreaterThan(v, 0, k) }
+        let seconds = try XCTUnwrap(result["audio_seconds"] as? Double)
+        let codec = s.host.tables.codec
+        XCTAssertEqual(seconds, frames * Double(codec.frameSize) / Double(codec.sampleRate), accuracy: 0.001)
+        for key in ["load_ms", "first_call_ms", "rtf", "calls_per_audio_second", "ms_per_frame"] {
+            XCTAssertGreaterThan(result[key] as? Double ?? 0, 0, key)
+        }
+        XCTAssertEqual(try XCTUnwrap(result["calls_per_audio_second"] as? Double), Double(calls) / seconds, accuracy: 0.01)
+        XCTAssertTrue(s.runner.isAlive, "the bench closed the injected worker")
+    }
+}
