@@ -184,9 +184,9 @@ class ChatterboxBundle(LoadedBundle):
         self.session.since_mark()
         seeded = ChunkDraws.from_seed(seed, index)
         draws = draws or seeded
-        t3 = self.t3(
-            chunk.ids, voice, options, draws.uniforms or seeded.uniforms, forced_tokens, on_token
-        )
+        # `is None`, not `or`: given uniforms may be an array, whose truth value numpy refuses.
+        uniforms = seeded.uniforms if draws.uniforms is None else draws.uniforms
+        t3 = self.t3(chunk.ids, voice, options, uniforms, forced_tokens, on_token)
         speech = speech_tokens_for_s3gen(t3.tokens)
         flow = hift = None
         wav = np.zeros(0, np.float32)

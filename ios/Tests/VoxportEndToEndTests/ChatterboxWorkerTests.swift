@@ -1,0 +1,218 @@
+import Foundation
+import XCTest
+import VoxportBench
+import VoxportCore
+import VoxportHost
+import VoxportRunner
+
+/// The Swift Chatterbox host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
+/// on the reduced random-weight T3 bundle (`bundles/chatterbox-fp32-reduced-t3`, the port's
+/// graph subset), against the Python pipeline on the same bundle (`chatterbox_case.py make`):
+/// T3's tokens (and the speech tokens drop_invalid_tokens keeps) equal Python's for Python's
+/// uniforms; then `chatterbox.t3` through `BenchDriver` on the same worker, and bad bench input.
+///
+/// One worker serves the whole class; it starts as soon as the Python side says the bundle is
+/// current, so its graph load overlaps the Python run.
+final class ChatterboxWorkerTests: XCTestCase {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let python = repo.appendingPathComponent(".venv/bin/python")
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chatterbox_case.py")
+
+    struct Case: Decodable {
+        let bundle: String
+        let text: String
+        let text_ids: [Int32]
+        let seed: Int
+        let tokens: [Int]
+        let stopped: Bool
+        let speech_tokens: [Int]
+    }
+
+    /// Python's uniforms, one [8194] row per draw.
+    static func uniformRows(_ dir: URL) throws -> [[Float]] {
+        let u = try Npy.load(dir.appendingPathComponent("uniforms.npy"))
+        let all = try u.float32(), v = u.shape[1]
+        return (0..<u.shape[0]).map { Array(all[($0 * v)..<(($0 + 1) * v)]) }
+    }
+
+    struct Shared {
+        let dir: URL
+        let kase: Case
+        let bundle: ModelBundle
+        let files: ChatterboxBundleFiles
+        let worker: WorkerRunner
+    }
+
+    nonisolated(unsafe) static var made: Result<Shared, Error>?
+
+    /// Python's answers and the class's worker, made once: the Python case runs while the worker
+    /// loads (the export, when the bundle is missing, comes first).
+    static func shared() throws -> Shared {
+        if let made { return try made.get() }
+        let result = Result { try start() }
+        made = result
+        return try result.get()
+    }
+
+    static func start() throws -> Shared {
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
+        }
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-chatterbox-e2e-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let log = dir.appendingPathComponent("python.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let p = Process()
+        p.executableURL = python
+        p.arguments = [script.path, "make", dir.path]
+        p.currentDirectoryURL = repo
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = try FileHandle(forWritingTo: log)
+        try p.run()
+        func failure(_ what: String) -> VoxportError {
+            let tail = (try? String(contentsOf: log, encoding: .utf8)).map { String($0.suffix(3000)) } ?? ""
+            return VoxportError(.user, "chatterbox_case.py make \(what): \(tail)")
+        }
+        // The first stdout line: the bundle, current (exported first when it was not).
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        guard let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first else {
+            p.waitUntilExit()
+            throw failure("failed before naming its bundle")
+        }
+        let tBundle = seconds(since: t0)
+        // The Python side has just checked the bundle is current, and the worker verifies it as
+        // it loads; the host tables load here while the worker loads its graphs.
+        let bundle: ModelBundle
+        let worker: WorkerRunner
+        nonisolated(unsafe) var files: Result<ChatterboxBundleFiles, Error>?
+        do {
+            bundle = try ModelBundle.open(URL(fileURLWithPath: String(first)), verify: false)
+            let loaded = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                files = Result { try ChatterboxBundleFiles.load(bundle) }
+                loaded.signal()
+            }
+            let w = Result { try WorkerRunner(bundle: bundle.url, graphs: [T3Decoder.graph]) }
+            loaded.wait()
+            worker = try w.get()
+        } catch {
+            p.waitUntilExit()
+            throw error
+        }
+        let tWorker = seconds(since: t0)
+        _ = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0, let files = try? files?.get() else {
+            worker.close()
+            if p.terminationStatus == 0 { _ = try files?.get() }
+            throw failure("failed (exit \(p.terminationStatus))")
+        }
+        let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
+        print(String(format: "chatterbox e2e: bundle current after %.1f s, worker and host tables ready after %.1f s, Python case done after %.1f s",
+                     tBundle, tWorker, seconds(since: t0)))
+        return Shared(dir: dir, kase: kase, bundle: bundle, files: files, worker: worker)
+    }
+
+    static func seconds(since t: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9 }
+
+    override class func tearDown() {
+        if case .success(let s)? = made { s.worker.close() }
+        made = nil
+        super.tearDown()
+    }
+
+    func testSwiftHostThroughTheWorkerGivesPythonsT3Tokens() throws {
+        let s = try Self.shared()
+        let host = try ChatterboxHost(runner: s.worker, files: s.files)
+        var options = ChatterboxOptions()
+        options.exaggeration = 0.5  // SpeakOptions' default, which the Python side spoke with
+        let rows = try Self.uniformRows(s.dir)
+        XCTAssertEqual(rows.count, s.kase.stopped ? s.kase.tokens.count + 1 : s.kase.tokens.count, "one uniform row per draw")
+        let r = try host.t3(textIDs: s.kase.text_ids, voice: s.files.defaultVoice!, options: options, uniforms: RecordedUniforms(rows))
+        XCTAssertEqual(r.tokens, s.kase.tokens, "T3 tokens for Python's uniforms")
+        XCTAssertEqual(r.stopped, s.kase.stopped)
+        let speech = SpeechTokens.dropInvalid(r.tokens)
+        XCTAssertEqual(speech, s.kase.speech_tokens, "drop_invalid_tokens")
+        XCTAssertNotEqual(r.tokens.count, speech.count, "the case exercises drop_invalid_tokens")
+        print("chatterbox e2e: \(r.tokens.count) T3 tokens through the worker")
+    }
+
+    /// `voxport-bench`'s library end to end on the same worker: chatterbox.t3 with VP_TOKENS as
+    /// the ids of Python's chunk writes result.json with the driver's and the bench's figures.
+    func testChatterboxT3BenchWritesItsResult() throws {
+        let s = try Self.shared()
+        let out = s.dir.appendingPathComponent("bench-t3")
+        try? FileManager.default.removeItem(at: out)
+        let env = try BenchEnvironment([
+            "VP_BENCH": "chatterbox.t3", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0",
+            "VP_SEED": "5", "VP_TOKENS": s.kase.text_ids.map(String.init).joined(separator: ","), "VP_OUT": out.path,
+        ])
+        try BenchDriver.run(env, runner: s.worker)
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
+        XCTAssertEqual(result["bench"] as? String, "chatterbox.t3")
+        XCTAssertEqual(result["model"] as? String, "chatterbox")
+        XCTAssertEqual(result["seed"] as? Int, 5)
+        let tokens = try XCTUnwrap(result["tokens"] as? Double)
+        let stopped = (result["stopped"] as? Double) == 1
+        XCTAssertGreaterThan(tokens, 0)
+        XCTAssertEqual(result["audio_seconds"] as? Double ?? 0, tokens / 25, accuracy: 0.001, "speech tokens at 25 Hz")
+        // one prefill, then one decode call per token fed back (the last is not, unless it stopped)
+        XCTAssertEqual(result["calls_per_pass"] as? Int, Int(tokens) + (stopped ? 1 : 0))
+        let medians = try XCTUnwrap(result["warm_median_ms"] as? [String: Double])
+        XCTAssertEqual(Set(medians.keys), ["t3.prefill_P96", "t3.decode"])
+        for key in ["load_ms", "first_call_ms", "rtf", "calls_per_audio_second", "host_ms_per_audio_second",
+                    "ms_per_token", "prefill_ms", "t3_ms"] {
+            XCTAssertGreaterThan(result[key] as? Double ?? 0, 0, key)
+        }
+        let perToken = result["ms_per_token"] as! Double
+        XCTAssertEqual(perToken, medians["t3.decode"]!, accuracy: max(1, 0.5 * perToken), "ms_per_token is the decode call's time")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.appendingPathComponent("audio.wav").path), "T3 makes no audio")
+    }
+
+    /// Bad bench input is a user error from the bench's init, before any graph runs.
+    func testBadBenchInputFailsBeforeAnyGraphRuns() throws {
+        let s = try Self.shared()
+        let counter = CountingRunner(s.worker)
+        let base = ["VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker"]
+        let bad = s.dir.appendingPathComponent("not-a-voice.npz")
+        try Data("not a zip".utf8).write(to: bad)
+        let cases: [(BenchCase.Type, [String: String], String)] = [
+            (ChatterboxSpeakBench.self, [:], "needs VP_TOKENS"),
+            (ChatterboxT3Bench.self, ["VP_TOKENS": "255,40,0", "VP_VOICE": bad.path], "cannot be read"),
+            (ChatterboxEstimatorBench.self, ["VP_TOKENS": "255,40,0", "VP_VOICE": "/nonexistent/voice.npz"], "no such file"),
+        ]
+        for (type, vars, message) in cases {
+            let env = try BenchEnvironment(base.merging(vars) { $1 }.merging(["VP_BENCH": type.name]) { $1 })
+            XCTAssertThrowsError(try type.init(bundle: s.bundle, runner: counter, environment: env)) { e in
+                XCTAssertEqual((e as? VoxportError)?.kind, .user, "\(type.name): \(e)")
+                XCTAssertTrue("\(e)".contains(message), "\(type.name): \(e)")
+            }
+        }
+        XCTAssertEqual(counter.calls, 0, "no graph ran")
+    }
+}
+
+/// Counts the calls it passes on.
+final class CountingRunner: GraphRunner {
+    let base: GraphRunner
+    var calls = 0
+    init(_ base: GraphRunner) { self.base = base }
+    var manifest: Manifest { base.manifest }
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
+        calls += 1
+        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+    }
+    func resetState(graph: String, state: String) throws {
+        calls += 1
+        try base.resetState(graph: graph, state: state)
+    }
+    func close() { base.close() }
+}
