@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,10 +97,12 @@ def test_missing_bundle_and_manifest(tmp_path):
         load_manifest(tmp_path / "empty")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
 def test_unwritable_destination(tmp_path):
+    # A read-only folder stops a user; /proc stops root too (CI runs as root, where os.access
+    # says yes to everything: the check must create a file to know).
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
-    with pytest.raises(UserError, match="cannot write"):
-        _mlp_bundle(ro / "b", seed=0)
+    for parent in ([] if os.geteuid() == 0 else [ro]) + [Path("/proc")]:
+        with pytest.raises(UserError, match="cannot write"):
+            _mlp_bundle(parent / "b", seed=0)

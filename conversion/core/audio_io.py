@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import UserError
-from .paths import writable_file
+from .paths import public_mode, writable_file
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
@@ -26,6 +26,7 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
     os.close(fd)
     try:
         sf.write(tmp, data, sr, subtype="PCM_16", format="WAV")
+        public_mode(tmp)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

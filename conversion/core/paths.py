@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from .errors import UserError
@@ -18,7 +19,22 @@ def ensure_writable_folder(folder: Path) -> Path:
         raise UserError(f"cannot create {folder}: {e.strerror}") from e
     if not os.access(folder, os.W_OK):
         raise UserError(f"cannot write to {folder}: permission denied")
+    # os.access says yes to root everywhere, and /proc or a read-only mount refuse anyway:
+    # create (and remove) a file there, so the failure comes now, not after minutes of work.
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".voxport-probe-"):
+            pass
+    except OSError as e:
+        raise UserError(f"cannot write to {folder}: {e.strerror}") from e
     return folder
+
+
+def public_mode(path: Path | str) -> None:
+    """Give a finished temp file the mode a plain `open()` would (0666 less the umask):
+    mkstemp's 0600 would otherwise leak into the renamed output."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 def writable_file(value: str | Path) -> Path:

@@ -1,0 +1,42 @@
+"""Written wavs: atomic, with the mode a plain open() gives, and an unwritable output refused
+before any work (CI runs as root, where a permission check alone says yes to /proc)."""
+
+import os
+import stat
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from conversion.cli.main import main
+from conversion.core.audio_io import write_wav
+from conversion.core.errors import UserError
+
+
+def test_wav_has_the_umask_mode_and_the_samples(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        path = write_wav(tmp_path / "a.wav", np.linspace(-0.5, 0.5, 2400, dtype=np.float32), 24000)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # not mkstemp's 0600
+    audio, sr = sf.read(path, dtype="float32")
+    assert sr == 24000 and audio.size == 2400 and abs(float(audio[0]) + 0.5) < 1e-4
+    assert [p.name for p in tmp_path.iterdir()] == ["a.wav"]  # no temp file left
+
+
+def test_unwritable_wav_is_refused_before_writing():
+    with pytest.raises(UserError, match="cannot write to /proc"):
+        write_wav("/proc/voxport.wav", np.zeros(10, np.float32), 24000)
+
+
+def test_speak_to_an_unwritable_output_is_one_line_exit_2_before_any_work(capsys, monkeypatch):
+    from conversion.cli import registry
+
+    def no_work(*_a, **_k):
+        raise AssertionError("speak started before checking its output")
+
+    monkeypatch.setattr(registry, "verb", no_work)
+    assert main(["speak", "kokoro", "Hello there.", "-o", "/proc/x.wav"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("voxport: error: cannot write to /proc"), err
