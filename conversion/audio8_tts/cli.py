@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from conversion.core.errors import UserError
 from conversion.core.progress import console, progress_steps
@@ -47,28 +48,14 @@ def _loaded(args: argparse.Namespace):
     return loaded, bundle
 
 
-def speak(args: argparse.Namespace) -> int:
+def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
+    """Speak `args.text` through `bundle` into the wav `tmp` (streamed as frames arrive when
+    `--stream`); the pipeline's result and the sample rate."""
     import soundfile as sf
 
-    from conversion.core.paths import writable_file
-
     from .pipeline import Audio8Bundle
-    from .voice import load_reference, register
+    from .voice import register
 
-    if not args.text or not args.text.strip():
-        raise UserError("audio8_tts: the text to speak is empty")
-    target = writable_file(args.output)
-    config = PORT.config(args.config)
-    if args.ref:
-        if not args.ref_text:
-            raise UserError(
-                "audio8_tts: --ref needs --ref-text (the clip's transcript; the publisher's "
-                "prompt carries it)"
-            )
-        load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
-    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)  # after the checks
-    bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
-    tmp = target.with_name(f".{target.name}.partial")
     with Audio8Bundle(bundle) as ab:
         voice = register(ab.session, args.ref, args.ref_text, ab.codec_config) if args.ref else None
         rate = ab.codec_config.sample_rate
@@ -96,16 +83,54 @@ def speak(args: argparse.Namespace) -> int:
                     on_frame=frames,
                 )
                 bar.step(f"{len(result.pieces)} piece(s)")
-    tmp.replace(target)
+    return result, rate
+
+
+def spoken_line(target: Path, result, rate: int, stream: bool) -> str:
+    """What `speak` prints: audio length, speed, time to first audio (none when eos came at
+    the first frame and nothing was decoded), frames, clamped codec draws."""
     dur = result.audio.size / rate
     clamped = sum(p.decode.clamped for p in result.pieces)
-    print(
+    first = (
+        "no audio: the end of speech came at the first frame"
+        if result.first_audio_s is None
+        else f"time to first audio {result.first_audio_s:.2f} s "
+        f"({'streamed' if stream else 'whole utterance'})"
+    )
+    return (
         f"wrote {target}: {dur:.2f} s of audio in {result.seconds:.1f} s (real-time factor "
-        f"{result.seconds / max(dur, 1e-9):.2f}); time to first audio "
-        f"{result.first_audio_s:.2f} s ({'streamed' if args.stream else 'whole utterance'}); "
+        f"{result.seconds / max(dur, 1e-9):.2f}); {first}; "
         f"{sum(p.frames.codes.shape[1] for p in result.pieces)} frames, {clamped} codec "
         "draw(s) clamped"
     )
+
+
+def speak(args: argparse.Namespace) -> int:
+    from conversion.core.paths import writable_file
+
+    from .voice import load_reference
+
+    if not args.text or not args.text.strip():
+        raise UserError("audio8_tts: the text to speak is empty")
+    target = writable_file(args.output)
+    config = PORT.config(args.config)
+    if args.ref:
+        if not args.ref_text:
+            raise UserError(
+                "audio8_tts: --ref needs --ref-text (the clip's transcript; the publisher's "
+                "prompt carries it)"
+            )
+        load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
+    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)  # after the checks
+    bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
+    tmp = target.with_name(f".{target.name}.partial")
+    try:
+        result, rate = _speak_into(tmp, bundle, args)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a failed run leaves no hidden partial file behind
+        raise
+    tmp.replace(target)
+    print(spoken_line(target, result, rate, args.stream))
     if PORT.is_random(folder):
         print("note: random weights: this audio is noise, not speech", file=sys.stderr)
     return 0
