@@ -139,6 +139,11 @@ def speak(args: argparse.Namespace) -> int:
 def gate(args: argparse.Namespace) -> int:
     from .gate import run_gate
 
+    if args.plot:  # refused, never silently ignored
+        raise UserError(
+            "--plot: the audio8_tts gate draws no plot yet (kokoro's does); drop --plot"
+        )
+
     loaded, bundle = _loaded(args)
     return run_gate(
         loaded,

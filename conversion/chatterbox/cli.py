@@ -108,6 +108,11 @@ def gate(args: argparse.Namespace) -> int:
     from . import weights
     from .gate import run_gate
 
+    if args.plot:  # refused, never silently ignored
+        raise UserError(
+            "--plot: the chatterbox gate draws no plot yet (kokoro's does); drop --plot"
+        )
+
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     return run_gate(
