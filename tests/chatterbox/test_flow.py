@@ -13,7 +13,6 @@ does; the voice is synthetic (25 prompt tokens, a 50-frame prompt mel, a random 
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 import pytest
@@ -44,7 +43,6 @@ from oracles.recorder import capture_random_draws  # noqa: E402
 torch.set_num_threads(1)
 
 PROMPT_TOKENS, PROMPT_FRAMES, SPEECH_TOKENS = 25, 50, 30
-TIMINGS: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +74,7 @@ def bundle(s3gen, tmp_path_factory):
     dest = tmp_path_factory.mktemp("flow") / "bundle"
     with torch.no_grad(), BundleWriter(dest, "chatterbox", overwrite=True) as bw:
         for spec in (encoder_graph_spec(s3gen, REDUCED), estimator_graph_spec(s3gen, REDUCED)):
-            start = time.perf_counter()
             bw.add_graph(spec)
-            TIMINGS[f"export {spec.name} fp32 s"] = time.perf_counter() - start
     return dest
 
 
@@ -108,10 +104,7 @@ def test_encoder_matches_publisher(s3gen, session, n_tokens):
     padded = np.zeros((1, bucket), np.int32)
     padded[0, :n_tokens] = tokens.numpy()
     inputs = {"tokens": padded, "length": np.array([n_tokens], np.int32)}
-    session.run(ENCODER_GRAPH, f"encode_N{bucket}", inputs)  # first call loads the function
-    start = time.perf_counter()
     mu = session.run(ENCODER_GRAPH, f"encode_N{bucket}", inputs)["mu"]
-    TIMINGS[f"encoder N{bucket} ms"] = 1e3 * (time.perf_counter() - start)
     assert mu.shape == (1, 80, 2 * bucket)
     real = 2 * n_tokens
     c = cosine(mu[:, :, :real], ref)
@@ -146,10 +139,7 @@ def test_estimator_matches_publisher(s3gen, session):
     at_real = {k: (v[..., :real] if v.ndim == 3 else v) for k, v in inputs.items()}
     ref_real = est.forward(**at_real).numpy()  # ...and at the real length, unpadded
     arrays = {k: v.numpy() for k, v in inputs.items()}
-    session.run(ESTIMATOR_GRAPH, f"estimate_F{frames}", arrays)
-    start = time.perf_counter()
     v = session.run(ESTIMATOR_GRAPH, f"estimate_F{frames}", arrays)["velocity"]
-    TIMINGS[f"estimator F{frames} fp32 ms"] = 1e3 * (time.perf_counter() - start)
     c_same, c_real = cosine(v, ref_padded), cosine(v[..., :real], ref_real)
     print(f"estimator F{frames}: cos {c_same:.8f} (same inputs), {c_real:.8f} (real length)")
     assert c_same >= 0.9999
@@ -179,7 +169,6 @@ def test_flow_matches_publisher_flow_inference(s3gen, session, voice):
         n_steps=10,
         config=REDUCED,
     )
-    TIMINGS["flow 10 steps (host loop) s"] = result.seconds["estimator"]
     assert (result.encoder_function, result.estimator_function) == ("encode_N64", "estimate_F128")
     assert result.mel.shape == ref.shape == (1, 80, 2 * SPEECH_TOKENS)
     assert len(result.xs) == 11 and len(result.velocities) == 10
@@ -201,15 +190,11 @@ def test_estimator_fp16_smallest_bucket(s3gen, tmp_path):
     real = frames - 18
     dest = tmp_path / "b16"
     with torch.no_grad(), BundleWriter(dest, "chatterbox", precision="fp16", overwrite=True) as bw:
-        start = time.perf_counter()
         bw.add_graph(estimator_graph_spec(s3gen, REDUCED, sizes=[frames]), precision="fp16")
-        TIMINGS["export flow_estimator fp16 (1 bucket) s"] = time.perf_counter() - start
     inputs = _estimator_inputs(frames, real, seed=2)
     ref = FlowEstimator(s3gen.flow.decoder.estimator)(**inputs).numpy()
     with Session(dest) as s:
-        start = time.perf_counter()  # one call (load included): the Linux runtime emulates fp16
         v = s.run(ESTIMATOR_GRAPH, f"estimate_F{frames}", {k: x.numpy() for k, x in inputs.items()})
-        TIMINGS[f"estimator F{frames} fp16 ms (first call)"] = 1e3 * (time.perf_counter() - start)
     v = v["velocity"]
     assert v.dtype == np.float16
     c = cosine(v[..., :real], ref[..., :real])
@@ -235,8 +220,3 @@ def test_bucket_overflow_is_clear(s3gen, session, voice):
         flow_inference(*args, np.array([6561]), np.zeros((1, 80, 52), np.float32), config=REDUCED)
     with pytest.raises(InputSpecError, match="noise"):
         flow_inference(*args, np.zeros(5, np.int64), np.zeros((1, 80, 7), np.float32))
-
-
-def test_zz_report_timings():
-    for k, v in TIMINGS.items():
-        print(f"  {k}: {v:.1f}")

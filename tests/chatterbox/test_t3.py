@@ -268,35 +268,6 @@ def test_forced_stop_ends_the_loop(fp32_session, arrays, cond_emb):
     np.testing.assert_array_equal(result.tokens, [5])
 
 
-def test_timings(fp32_session, int8_session, arrays, cond_emb):
-    """Prefill and decode ms per call through the Linux runtime (reported, not asserted)."""
-    embeds = prefill_embeds(arrays, cond_emb, TEXT)
-    rows, bucket = embeds.shape[1], REDUCED.prefill_buckets[0]
-    padded = np.zeros((2, bucket, 1024), np.float32)
-    padded[:, :rows] = embeds
-    step = speech_step_embeds(arrays, 5, 0)
-    report = []
-    for name, session in (("fp32", fp32_session), ("int8", int8_session)):
-        session.reset_state(GRAPH, "timing")
-        feed = {"embeds": padded, "length": np.array([rows], np.int32)}
-        times = {"prefill": [], "decode": []}
-        for _ in range(2):
-            t = time.perf_counter()
-            session.run(GRAPH, prefill_function_name(bucket), feed, state="timing")
-            times["prefill"].append(time.perf_counter() - t)
-        for i in range(4):
-            t = time.perf_counter()
-            feed = {"embeds": step, "position": np.array([rows + i], np.int32)}
-            session.run(GRAPH, "decode", feed, state="timing")
-            times["decode"].append(time.perf_counter() - t)
-        session.reset_state(GRAPH, "timing")
-        report.append(
-            f"{name}: prefill_P{bucket} {1e3 * min(times['prefill']):.0f} ms, "
-            f"decode {1e3 * np.median(times['decode'][1:]):.0f} ms"
-        )
-    print("\nT3 reduced through the runtime: " + "; ".join(report))
-
-
 def test_int8_draws_agree_with_fp32(fp32_session, int8_session, arrays, cond_emb):
     steps = 16
     rng = np.random.default_rng(11)
