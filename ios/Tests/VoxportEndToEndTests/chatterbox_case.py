@@ -17,6 +17,7 @@ one line, as soon as it is current, so a worker may start on it while this runs)
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def bundle_path() -> Path:
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     bundle = bundle_path()
-    print(bundle, flush=True)
+    print(bundle, file=OUT, flush=True)
     rng = np.random.default_rng(SEED)
     rows: list[np.ndarray] = []
 
@@ -72,7 +73,17 @@ def make(out: Path) -> None:
     (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
 
 
+def protocol_stdout():
+    """A file on the real stdout for this script's own lines; fd 1 itself then goes to stderr,
+    so what the converter and the runtime print (Python or C) never mixes into them."""
+    real = os.fdopen(os.dup(1), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return real
+
+
 if __name__ == "__main__":
+    OUT = protocol_stdout()
     pin_torch_threads()
     command, path = sys.argv[1], Path(sys.argv[2])
     if command != "make":

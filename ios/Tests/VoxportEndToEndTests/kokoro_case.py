@@ -24,6 +24,7 @@ same ASR the gates use.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -107,7 +108,7 @@ def make(out: Path) -> None:
         draw_first(kb, chunks, pack, out)
         # One line on stdout: what the Swift side needs to start while the reference is made.
         early = {"bundle": str(bundle), "chunks": _chunks_json(chunks)}
-        print(json.dumps(early, ensure_ascii=False), flush=True)
+        print(json.dumps(early, ensure_ascii=False), file=OUT, flush=True)
         source.source_spectrum = folded_spectrum
         try:
             folded = speak_chunks(kb, chunks, pack, out)
@@ -130,10 +131,23 @@ def make(out: Path) -> None:
 def wer(wav: Path) -> None:
     audio, sr = sf.read(wav, dtype="float32")
     transcript = asr.transcribe(audio, sr)
-    print(json.dumps({"transcript": transcript, "wer": asr.word_error_rate(SENTENCE, transcript)}))
+    print(
+        json.dumps({"transcript": transcript, "wer": asr.word_error_rate(SENTENCE, transcript)}),
+        file=OUT,
+    )
+
+
+def protocol_stdout():
+    """A file on the real stdout for this script's own lines; fd 1 itself then goes to stderr,
+    so what the converter and the runtime print (Python or C) never mixes into them."""
+    real = os.fdopen(os.dup(1), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return real
 
 
 if __name__ == "__main__":
+    OUT = protocol_stdout()
     pin_torch_threads()
     command, path = sys.argv[1], Path(sys.argv[2])
     make(path) if command == "make" else wer(path)
