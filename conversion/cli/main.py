@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conversion.core import serve
 from conversion.core.errors import UserError
-from conversion.core.paths import writable_file
+from conversion.core.paths import no_space_message, writable_file
 from conversion.core.port import DTYPES
 
 from . import device, registry
@@ -256,6 +256,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"voxport: error: {message[0]}", file=sys.stderr)
         for line in message[1:]:
             print(f"  {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        # A full disk is the user's to fix, not a bug: one line (the writers have already
+        # removed their temp files and staging folders).
+        message = no_space_message(e)
+        if message is None:
+            raise
+        print(f"voxport: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("voxport: interrupted", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -22,12 +23,21 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
     data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
     if not np.all(np.isfinite(data)):
         raise UserError(f"refusing to write {target}: the audio has NaN or infinite samples")
+    # Encoded in memory, then written with plain file I/O: a full disk is then an OSError
+    # (ENOSPC, a one-line error in the CLI), not libsndfile's codeless error.
+    encoded = io.BytesIO()
+    sf.write(encoded, data, sr, subtype="PCM_16", format="WAV")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
     try:
-        sf.write(tmp, data, sr, subtype="PCM_16", format="WAV")
+        with os.fdopen(fd, "wb") as f:
+            f.write(encoded.getbuffer())
         public_mode(tmp)
         os.replace(tmp, target)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        if err.filename is None:  # a write through the fd names no file: name the target
+            raise OSError(err.errno, err.strerror, str(target)) from err
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

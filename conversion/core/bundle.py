@@ -13,14 +13,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import AssetInfo, ExportedGraph, GraphSpec, export_graph
-from .paths import ensure_writable_folder
+from .paths import ensure_writable_folder, old_folder, staging_folder
 from .precision import Precision
 from .versions import package_versions
 
@@ -127,11 +126,7 @@ class BundleWriter:
 
     def __enter__(self) -> BundleWriter:
         check_writable_destination(self.dest, self.overwrite)
-        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.dest.name}.tmp-", dir=self.dest.parent))
-        # mkdtemp makes the folder private (0700); a bundle is an ordinary folder.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self._tmp, 0o777 & ~umask)
+        self._tmp = staging_folder(self.dest)
         return self
 
     @property
@@ -212,7 +207,7 @@ class BundleWriter:
 def replace_dir(src: Path, dest: Path) -> None:
     """Move `src` to `dest`, replacing an existing folder with as short a gap as renames allow."""
     if dest.exists():
-        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        old = old_folder(dest)
         os.rename(dest, old)
         try:
             os.rename(src, dest)

@@ -158,6 +158,7 @@ def export_graph(
     from coreai_torch import TorchConverter
 
     precision = Precision.parse(precision)
+    check_free_space(Path(asset_path).parent, estimated_asset_bytes(spec, precision), spec.name)
     start = time.perf_counter()
     converter = TorchConverter()
     functions: dict[str, dict] = {}
@@ -189,6 +190,41 @@ def export_graph(
     return ExportedGraph(
         spec.name, Path(asset_path), precision, functions, time.perf_counter() - start
     )
+
+
+_BYTES_PER_WEIGHT = {Precision.FP32: 4, Precision.FP16: 2, Precision.INT8: 1}
+
+
+def estimated_asset_bytes(spec: GraphSpec, precision: Precision) -> int:
+    """A lower bound on the asset's size: its distinct weights at `precision` (an asset holds
+    each shared tensor once). Assets measured here are 1.0-1.1x this."""
+    seen: set[int] = set()
+    total = 0
+    for fn in spec.functions:
+        for t in [*fn.module.parameters(), *fn.module.buffers()]:
+            if t.data_ptr() in seen:
+                continue
+            seen.add(t.data_ptr())
+            per = _BYTES_PER_WEIGHT[precision] if t.is_floating_point() else t.element_size()
+            total += t.numel() * per
+    return total
+
+
+def check_free_space(folder: Path, needed: int, what: str) -> None:
+    """A full disk is a one-line error before conversion: the converter's writer cannot be
+    caught (it aborts the process with 'LLVM ERROR: IO failure on output stream')."""
+    import shutil
+
+    margin = needed + needed // 4 + (1 << 20)
+    free = shutil.disk_usage(folder).free
+    if folder.name.startswith(".") and ".tmp-" in folder.name:
+        folder = folder.parent  # a bundle's staging folder: name where the user pointed
+    if free < margin:
+        raise UserError(
+            f"no space left on the device for graph '{what}': it needs about "
+            f"{margin / 2**20:.1f} MB in {folder}, {free / 2**20:.1f} MB are free; free some "
+            "space there or export somewhere else (--output-dir)"
+        )
 
 
 def bucketed_functions(

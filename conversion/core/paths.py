@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -51,5 +53,97 @@ def write_json(path: Path | str | None, payload: dict) -> None:
     if path is not None:
         text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
         tmp = Path(path).with_name(f".{Path(path).name}.partial")
-        tmp.write_text(text)
-        tmp.replace(path)
+        try:
+            tmp.write_text(text)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+# -- staging folders: a finished folder appears by rename; a killed writer leaves only these --
+
+_STAGING = ".tmp-"
+_OLD = ".old-"
+
+
+def _owner_alive(name: str, marker: str) -> bool:
+    """Whether the process named in a staging folder's name (`.NAME.tmp-PID-xxxx` or
+    `.NAME.old-PID`) still runs; a name without a pid (older voxport) counts as dead."""
+    tail = name.split(marker, 1)[1]
+    pid = tail.split("-", 1)[0]
+    if not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def sweep_stale_staging(dest: Path) -> list[Path]:
+    """Remove what a killed writer of `dest` left beside it; the removed paths.
+
+    A staging folder (`.NAME.tmp-PID-…`) of a process that is gone is deleted; one of a live
+    process (a second export running now) is left alone. A writer killed between its two
+    renames leaves the previous folder as `.NAME.old-PID` and no `NAME`: that folder is put
+    back, so the previous bundle keeps serving.
+    """
+    dest = Path(dest)
+    parent = dest.parent if str(dest.parent) else Path(".")
+    removed: list[Path] = []
+    if not parent.is_dir():
+        return removed
+    for old in sorted(parent.glob(f".{dest.name}{_OLD}*")):
+        if _owner_alive(old.name, _OLD):
+            continue
+        if not dest.exists():
+            os.rename(old, dest)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+        removed.append(old)
+    for tmp in sorted(parent.glob(f".{dest.name}{_STAGING}*")):
+        if not _owner_alive(tmp.name, _STAGING):
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def staging_folder(dest: Path) -> Path:
+    """A fresh folder beside `dest` to build it in (renamed onto `dest` when complete), after
+    sweeping what killed writers left; its name carries this process's pid, so a later sweep
+    can tell a live writer's folder from a dead one's. Mode 0777 less the umask (mkdtemp's
+    0700 would make the finished folder private)."""
+    dest = Path(dest)
+    sweep_stale_staging(dest)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}{_STAGING}{os.getpid()}-", dir=dest.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
+def old_folder(dest: Path) -> Path:
+    """Where `dest` waits while its replacement is renamed in (see `sweep_stale_staging`)."""
+    return dest.with_name(f".{dest.name}{_OLD}{os.getpid()}")
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def no_space_message(err: OSError) -> str | None:
+    """The one-line message for a full disk (None for any other OSError)."""
+    if err.errno not in NO_SPACE:
+        return None
+    where = f" writing {err.filename}" if err.filename else ""
+    return (
+        f"no space left on the device{where}: nothing was kept; free some space there "
+        "or write somewhere else (--output-dir / -o)"
+    )

@@ -12,13 +12,12 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from conversion.core.bundle import file_sha256, replace_dir
-from conversion.core.paths import ensure_writable_folder
+from conversion.core.paths import ensure_writable_folder, staging_folder
 
 MANIFEST = "voxport-weights.json"
 
@@ -36,9 +35,8 @@ def write_folder_atomically(dest: Path, fill: Callable[[Path], dict[str, Any]]) 
     """`fill(tmp)` writes the files and returns manifest fields; then tmp becomes `dest`."""
     dest = Path(dest)
     ensure_writable_folder(dest.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    tmp = staging_folder(dest)
     try:
-        tmp.chmod(0o755)  # mkdtemp's 0700 would make the finished folder private
         fields = fill(tmp)
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         manifest = {
