@@ -29,6 +29,9 @@ class Audio8Port(ModelPort):
         license="as on the publisher's model card (Audio8/Audio8-TTS-Preview-0.6b)",
         description="Audio8-TTS DualAR text-to-speech with a streaming codec",
     )
+    hub_repo = "Edge0/Audio8-TTS-Preview-0.6b"
+    # config.json names the codec file (`codec_filename`), hence *.pth; the LM may be sharded.
+    hub_files = ("*.json", "model*.safetensors", "*.pth")
 
     def config(self, name: str) -> Audio8Config:
         return by_name(name)

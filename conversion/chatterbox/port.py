@@ -28,6 +28,8 @@ class ChatterboxPort(ModelPort):
         license="MIT",
         description="Chatterbox text-to-speech with zero-shot voice cloning",
     )
+    hub_repo = "ResembleAI/chatterbox"
+    hub_files = (*weights.REQUIRED, weights.CONDS)
 
     def config(self, name: str) -> ChatterboxConfig:
         return by_name(name)

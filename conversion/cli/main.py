@@ -15,6 +15,7 @@ from pathlib import Path
 
 from conversion.core import serve
 from conversion.core.errors import UserError
+from conversion.core.hub import is_hub_id
 from conversion.core.paths import no_space_message, writable_file
 from conversion.core.port import DTYPES
 
@@ -24,12 +25,19 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
 
 
-def _weights(value: str) -> str | Path:
+def _weights(value: str, model: str | None) -> str | Path:
+    """`--weights`: 'random', a folder, or a hub id (fetched, or found in the hub cache, now —
+    before any other work)."""
     if value == "random":
         return value
+    if is_hub_id(value) and model is not None and registry.resolve(model).has_port:
+        return registry.port(model).local_weights(value)
     path = Path(value).expanduser()
     if not path.is_dir():
-        raise UserError(f"weights folder {path} does not exist (or pass --weights random)")
+        raise UserError(
+            f"weights folder {path} does not exist (pass a folder, a hub id such as "
+            "hexgrad/Kokoro-82M, or random)"
+        )
     return path
 
 
@@ -216,7 +224,7 @@ def _validate(args: argparse.Namespace) -> None:
     if getattr(args, "model", None) is not None:
         args.model = registry.resolve(args.model).name
     if getattr(args, "weights", None) is not None:
-        args.weights = _weights(args.weights)
+        args.weights = _weights(args.weights, getattr(args, "model", None))
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))

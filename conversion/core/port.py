@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from . import hub
 from .bundle import load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import AssetInfo
@@ -93,6 +94,9 @@ class ModelPort(ABC):
     # Raised when a port changes what host files its bundles carry, so older bundles (complete
     # graphs, missing files) are re-exported rather than reused.
     layout: ClassVar[int] = 1
+    # `--weights OWNER/NAME`: the publisher's hub repo and the files its loader reads (globs).
+    hub_repo: ClassVar[str | None] = None
+    hub_files: ClassVar[tuple[str, ...]] = ()
 
     # -- what each model provides -------------------------------------------------------------
 
@@ -146,7 +150,14 @@ class ModelPort(ABC):
     def resolve(self, spec: str | Path | None, config_name: str, seed: int) -> tuple[Path, Any]:
         """`--weights`, `--config` and the weights seed: the snapshot folder and the config."""
         config = self.config(config_name)
-        return self.resolve_weights(spec, config, seed), config
+        return self.resolve_weights(self.local_weights(spec), config, seed), config
+
+    def local_weights(self, spec: str | Path | None) -> str | Path | None:
+        """A hub id (`owner/name`, not a folder here) becomes its snapshot folder in the hub
+        cache, fetched with only `hub_files`; anything else is returned as it is."""
+        if not hub.is_hub_id(spec):
+            return spec
+        return hub.snapshot(str(spec), self.hub_files or ("*",))
 
     def bundle_key(
         self,

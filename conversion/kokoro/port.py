@@ -27,6 +27,8 @@ class KokoroPort(ModelPort):
         license="Apache-2.0",
         description="Kokoro-82M text-to-speech",
     )
+    hub_repo = "hexgrad/Kokoro-82M"
+    hub_files = ("config.json", "kokoro-v1_0.pth", "voices/*.pt")
 
     def config(self, name: str) -> KokoroConfig:
         return by_name(name)

@@ -1,0 +1,64 @@
+"""`--weights OWNER/NAME`: a Hugging Face hub id, resolved to a local snapshot folder.
+
+`huggingface_hub.snapshot_download` does the work, so the library's own rules hold: its cache
+(`HF_HUB_CACHE` / `HF_HOME`), `HF_HUB_OFFLINE`, and a cached copy used when the network is not
+there. Only the files a model's loader reads are fetched (the port's `hub_files`). With no
+network and no cached copy the user gets one line naming the repo and the way round it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import WeightsError
+
+# owner/name as the hub spells them: letters, digits, '-', '_', '.'; one slash.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def is_hub_id(value: str | Path | None) -> bool:
+    """True for `owner/name` that is not a folder here (a local path always wins)."""
+    if value is None or isinstance(value, Path) or value == "random":
+        return False
+    return bool(_HUB_ID.match(value)) and not Path(value).expanduser().exists()
+
+
+def snapshot(repo_id: str, files: Sequence[str]) -> Path:
+    """The local snapshot folder of `repo_id` holding `files` (glob patterns), downloaded into
+    the hub cache unless a cached copy serves."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import (
+            GatedRepoError,
+            HfHubHTTPError,
+            LocalEntryNotFoundError,
+            RepositoryNotFoundError,
+        )
+    except ImportError as err:  # pragma: no cover - a dependency of voxport
+        raise WeightsError(
+            f"--weights {repo_id}: huggingface_hub is not installed; pass --weights DIR"
+        ) from err
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    fix = (
+        f"download it where there is a network (`hf download {repo_id}`) and copy the hub "
+        f"cache here (HF_HUB_CACHE), or pass --weights DIR with a local snapshot"
+    )
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=list(files)))
+    except (GatedRepoError, RepositoryNotFoundError) as err:
+        raise WeightsError(
+            f"--weights {repo_id}: the hub refused the repo ({type(err).__name__}); check the "
+            "name and your access (hf auth login), or pass --weights DIR"
+        ) from err
+    except LocalEntryNotFoundError as err:
+        why = "HF_HUB_OFFLINE is set" if offline else "the hub cannot be reached"
+        raise WeightsError(
+            f"--weights {repo_id}: {why} and the hub cache has no copy of it; {fix}"
+        ) from err
+    except (HfHubHTTPError, OSError) as err:
+        raise WeightsError(
+            f"--weights {repo_id}: download failed ({type(err).__name__}: {str(err)[:120]}); {fix}"
+        ) from err
