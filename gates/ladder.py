@@ -128,6 +128,7 @@ class LadderReport:
                     "value": _json_float(r.value),
                     "threshold": _json_float(r.threshold),
                     "passed": r.passed,
+                    "higher_is_better": r.higher_is_better,
                     "detail": r.detail,
                     "seconds": round(r.seconds, 4),
                 }

@@ -19,7 +19,7 @@ from conversion.core.hub import is_hub_id
 from conversion.core.paths import no_space_message, writable_file
 from conversion.core.port import DTYPES
 
-from . import device, registry
+from . import device, registry, sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
@@ -197,6 +197,14 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--markdown", default=None, metavar="PATH", help="write the table as markdown")
     p.add_argument("--plot", default=None, metavar="PNG", help="waveforms + spectrogram diff")
     p.add_argument("--stop-on-fail", action="store_true")
+    p.add_argument(
+        "--seeds", type=sweep.seed_list, default=None, metavar="0,1,..",
+        help="run the gate once per draw seed (one export) and print the worst of each rung",
+    )  # fmt: skip
+    p.add_argument(
+        "--weights-seeds", type=sweep.seed_list, default=None, metavar="0,1,..",
+        help="also once per --weights random seed (each its own export)",
+    )  # fmt: skip
     _add_bundle(p)
 
     p = verbs["speak"] = sub.add_parser("speak", help="synthesise TEXT to a wav through a bundle")
@@ -256,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             # The bundle is checked (hashes, graph names) before anything loads: a one-line error.
             _, graphs = serve.check(args.bundle, serve.parse_graphs(args.graphs))
             return serve.serve(args.bundle, graphs, verify=False)
+        if args.verb == "gate" and sweep.wants_sweep(args):
+            return sweep.run(args, argv)
         if args.verb in device.RUNNERS:
             return device.RUNNERS[args.verb](args)
         return int(registry.verb(args.model, args.verb)(args) or 0)
