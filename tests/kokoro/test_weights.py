@@ -362,9 +362,11 @@ def test_mapped_kmodel_durations_and_audio_match_onnxruntime(real_weights, one_t
     assert durations.shape == onnx_out.durations.shape == (len(ids),)
     # onnxruntime quantises activations to 8 bits as it goes; KModel runs the dequantised
     # weights in fp32, so durations agree closely rather than bit for bit.
-    assert np.abs(durations - onnx_out.durations).max() < 0.75
+    # The card's figures (weights_check over its sentences): max gap 0.16-0.60 frames, 94-100 %
+    # of rounded durations equal; this phrase measured 0.22 and 100 %.
+    assert np.abs(durations - onnx_out.durations).max() <= 0.60
     rounded, onnx_rounded = (np.clip(np.round(d), 1, None) for d in (durations, onnx_out.durations))
-    assert np.mean(rounded == onnx_rounded) >= 0.9
+    assert np.mean(rounded == onnx_rounded) >= 0.94
     # Spoken with onnxruntime's durations, KModel's waveform has the same magnitude spectrum
     # (KModel's SineGen adds noise the export lacks, so samples differ).
     torch.manual_seed(0)
