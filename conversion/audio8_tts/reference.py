@@ -259,7 +259,10 @@ class Audio8LM(nn.Module):
             torch.arange(c.num_codebooks, device=codes.device)[None, :, None] * c.codebook_size
         )
         summed = self.codebook_embeddings(codes[:, 1:] + offsets).sum(dim=1)
-        semantic = (row0 >= c.semantic_begin_id) & (row0 <= c.semantic_end_id)
+        # Enters the AR graph: an int64 compare -> bool mask chain can corrupt another live
+        # tensor after lowering (coreai-torch#11); an int32 range test by clamp does not.
+        r = row0.to(torch.int32)
+        semantic = r.clamp(c.semantic_begin_id, c.semantic_end_id) == r
         return self.embeddings(row0) + torch.where(semantic[..., None], summed, 0.0)
 
     def head_rows(self) -> torch.Tensor:

@@ -372,7 +372,7 @@ class GumbelSampler(nn.Module):
             keep = keep & (r_s >= cfg.min_p)
         w = torch.where(keep, r_s, torch.zeros_like(r_s)) / torch.gather(e, 1, idx)
         pos = torch.argmax(w, dim=-1, keepdim=True)
-        return torch.gather(idx, 1, pos).squeeze(-1).to(torch.int32)
+        return torch.gather(idx, 1, pos)[:, 0].to(torch.int32)
 
     def _top_p_keep(
         self,

@@ -78,7 +78,7 @@ def _draw(f_c, idx, cum, u, top_p: float, temperature: float) -> torch.Tensor:
     r = torch.where(keep, torch.exp(s_c - s_c[:, :1]), torch.zeros_like(s_c))
     e = -torch.log(torch.gather(u.float().clamp(U_MIN, U_MAX), 1, idx))
     pos = torch.argmax(r / e, dim=-1, keepdim=True)
-    return torch.gather(idx, 1, pos).squeeze(-1)
+    return torch.gather(idx, 1, pos)[:, 0]
 
 
 def draw_tokens(

@@ -531,8 +531,11 @@ class VectorQuantizer(nn.Module):
     def nearest(self, projected: torch.Tensor) -> torch.Tensor:
         """[B, code_dim, T] -> indices [B, T]: the publisher's distance form on unit vectors."""
         b, _, length = projected.shape
-        flat = F.normalize(projected.transpose(1, 2).reshape(b * length, -1))
-        book = F.normalize(self.codebook.weight)
+        # F.normalize written out (x / max(||x||, 1e-12)): the converter may drop its eps clamp.
+        flat = projected.transpose(1, 2).reshape(b * length, -1)
+        flat = flat / torch.linalg.vector_norm(flat, dim=1, keepdim=True).clamp_min(1e-12)
+        book = self.codebook.weight
+        book = book / torch.linalg.vector_norm(book, dim=1, keepdim=True).clamp_min(1e-12)
         dist = (
             flat.pow(2).sum(1, keepdim=True)
             - 2 * flat @ book.t()

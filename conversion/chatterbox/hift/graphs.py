@@ -170,7 +170,7 @@ class F0Predictor(nn.Module):
         x = mel
         for conv in self.convs:
             x = elu(conv(x, mask))
-        f0 = torch.abs(self.classifier(x.transpose(1, 2)).squeeze(-1))
+        f0 = torch.abs(self.classifier(x.transpose(1, 2))[..., 0])  # Linear(C, 1): [B, T, 1]
         return f0 * mask[:, 0]
 
     def example_inputs(self, bucket: Mapping[str, int]) -> dict[str, torch.Tensor]:
