@@ -17,6 +17,9 @@ class LoadedBundle:
     """
 
     model: str = ""
+    # An isolated runtime child is restarted between utterances once it has answered this much
+    # (the runtime leaks every output buffer: IsolatedSession.recycle_if_leaking).
+    recycle_mb: float = 64.0
 
     def __init__(self, bundle: Path | str, isolate: bool = False) -> None:
         self.path = Path(bundle)
@@ -31,6 +34,12 @@ class LoadedBundle:
             else Session(self.path, verify=False)
         )
         self.session = TimedSession(raw)
+
+    def between_utterances(self) -> bool:
+        """Where a pipeline starts an utterance (its graph states are reset there): give the
+        runtime's leaked output buffers back by restarting an isolated child past
+        `recycle_mb`. True when it restarted."""
+        return self.session.recycle_if_leaking(self.recycle_mb)
 
     def load_host(self) -> None:
         """Read the bundle's host-side files (tables, voices, tokenizer); override."""
