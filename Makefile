@@ -47,8 +47,10 @@ demo: setup
 	  -o out/hello.wav
 	@echo "==> gate report: out/gate-kokoro.{json,md,png}; speech: out/hello.wav"
 
+# Two workers, whole files each (a file's module fixtures export once): torch is pinned to one
+# thread and the Linux runtime is single-threaded, so one process per core.
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 # VoxportKit, the Swift package (ios/): builds and tests with the toolchain alone (Swift 6).
 # Its end-to-end tests drive the real runtime through the .venv's `voxport serve` (hence setup).

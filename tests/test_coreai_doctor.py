@@ -205,7 +205,12 @@ def bundles(tmp_path_factory):
         tmp_path_factory.mktemp("doctor") / "core", seed=0, only=SELFTEST_GRAPHS
     )
     found = [selftest]
-    found += _voxport_bundles(tmp_path_factory.getbasetemp(), depth=3)
+    base = tmp_path_factory.getbasetemp()
+    if base.name.startswith("popen-gw"):  # pytest-xdist: every worker's folder sits beside it
+        base = base.parent
+        found += _voxport_bundles(base, depth=4)
+    else:
+        found += _voxport_bundles(base, depth=3)
     found += _voxport_bundles(ROOT / "bundles", depth=1)
     return sorted({b.resolve() for b in found})
 
