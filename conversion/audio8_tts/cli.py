@@ -30,6 +30,15 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--stream", action="store_true", help="decode and write audio as frames arrive"
         )
+    if verb == "gate":
+        parser.add_argument(
+            "--precision-rows",
+            default="fp16,int8,mixed",
+            metavar="LIST",
+            help="exported-precision rows to gate: fp16,int8,mixed (default; mixed = slow AR "
+            "int8 + fast AR fp16), a subset, or none (each exports the `ar` graph alone at "
+            "that precision once, beside the bundle)",
+        )
     if verb == "voice":
         parser.add_argument(
             "--ref-text", default=None, help="the reference clip's transcript (required)"
@@ -144,7 +153,19 @@ def gate(args: argparse.Namespace) -> int:
             "--plot: the audio8_tts gate draws no plot yet (kokoro's does); drop --plot"
         )
 
-    loaded, bundle = _loaded(args)
+    from conversion.core.port import BundleSource
+
+    from . import weights
+    from .gate import precision_bundles, precision_rows
+
+    dtypes = precision_rows(args.precision_rows)  # a bad list fails before any export
+
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    loaded = weights.load(folder, config)
+    source = BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
+    bundle = PORT.ensure_bundle(
+        folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
+    )
     return run_gate(
         loaded,
         bundle,
@@ -152,6 +173,7 @@ def gate(args: argparse.Namespace) -> int:
         stop_on_fail=args.stop_on_fail,
         json_path=args.json_path,
         markdown=args.markdown,
+        precision=precision_bundles(source, config, dtypes),
     )
 
 

@@ -6,13 +6,15 @@
     codec    main(codes [1,10,W]) -> wav [1, W·2048]   (W = 160 published)           fp32
     encoder  main(audio [1,1,N]) -> codes [1,10,N/2048] (10 s bucket published)      fp32
 
-`--dtype int8` quantizes the whole `ar` graph's weights (coreai-opt per-channel); the port
-notes' choice (slow AR int8, fast AR fp16) needs per-op precision, which this export does not
-do yet: the gate's precision table measures each AR at each precision.
+`--dtype int8` quantizes the whole `ar` graph's weights (coreai-opt per-channel). The port
+notes' choice (slow AR int8, fast AR fp16, one graph) is the `ar` precision "mixed"
+(`mixed.py`), exported for the gate's side bundle (`precisions={"ar": "mixed"}`); `--dtype`
+does not offer it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -27,6 +29,7 @@ from conversion.core.progress import progress_steps
 from .ar.graphs import ar_graph_spec
 from .codec.graphs import codec_graph_spec, encoder_graph_spec
 from .host_files import add_host_files
+from .mixed import MIXED, mixed_ar_spec, slow_only_int8
 from .tokenizer import TOKENIZER_FILE, load_tokenizer
 from .weights import Loaded
 
@@ -55,8 +58,9 @@ def export_bundle(
     precisions: dict[str, str] | None = None,
 ) -> Path:
     per_graph = {**graph_precisions(dtype), **(precisions or {})}
+    mixed = per_graph.get("ar") == MIXED
     builders = {
-        "ar": lambda: ar_graph_spec(loaded.lm),
+        "ar": lambda: mixed_ar_spec(loaded.lm) if mixed else ar_graph_spec(loaded.lm),
         "codec": lambda: codec_graph_spec(loaded.codec),
         "encoder": lambda: encoder_graph_spec(loaded.codec),
     }
@@ -83,11 +87,14 @@ def export_bundle(
         torch.no_grad(),
     ):
         for spec in specs:
-            bundle.add_graph(
-                spec,
-                precision=per_graph[spec.name],
-                on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"),
-            )
+            precision = per_graph[spec.name]
+            with slow_only_int8() if precision == MIXED else contextlib.nullcontext():
+                bundle.add_graph(
+                    spec,
+                    # mixed: int8 quantization (of the slow AR's f32 constants only)
+                    precision="int8" if precision == MIXED else precision,
+                    on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"),
+                )
         bundle.add_file(loaded.folder / TOKENIZER_FILE)
         add_host_files(bundle, load_tokenizer(loaded.folder), loaded.config, loaded.codec_config)
         with tempfile.TemporaryDirectory(prefix="voxport-a8-export-") as tmp:

@@ -1,4 +1,5 @@
-"""Audio8's gate ladder: the fused frame graph and the codec against the plain-torch reference.
+"""Audio8's gate ladder: the fused frame graph, the codec and the encoder against the plain-torch
+reference, and exported fp16 / int8 `ar` graphs against the fp32 reference.
 
 The reference (`reference.py`) is our fp32 re-author of the publisher's ArkttsModel, sampler
 and generate loop (no publisher weights or code run here: the snapshot carries neither; a rung
@@ -9,9 +10,12 @@ comparing reference and publisher belongs to a snapshot that does). Rungs (gate_
    each miss listed with its Gumbel margin;
 3. free run with the same uniforms: identical code sequences (fp32);
 4. one codec window through the runtime vs the eager codec: cos ≥ 0.9999; streamed decode vs
-   one-shot on the first window;
-5. the precision table per AR (fp32 / fp16 / int8; eager simulation: coreai-opt cannot quantize
-   one AR of a fused graph), gated on the rows in `gate_rungs.PRECISION_MIN`.
+   one-shot, every window (window 0 exact, later windows each their own cosine threshold);
+5. the encoder graph (voice registration) vs the reference encoder: codes, and the audio the
+   bundle decodes from them;
+6. exported fp16, int8 and mixed (slow int8 + fast fp16) `ar` bundles (side bundles holding
+   only `ar`, exported once and reused: `precision_bundles`) teacher-forced on the fp32
+   reference: per AR draw agreement and logits cos min (`gate_rungs.PRECISION_MIN`).
 """
 
 from __future__ import annotations
@@ -19,13 +23,46 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from conversion.core.errors import UserError
+from conversion.core.port import BundleSource
 from gates.ladder import run_ladder
 
 from . import gate_rungs as GR
+from .mixed import MIXED
 from .weights import Loaded
 
 GATE_TEXT = "Hello from voxport."
 GATE_FRAMES = {"reduced": 12, "published": 24}
+
+
+def precision_rows(spec: str) -> tuple[str, ...]:
+    """`--precision-rows`: a comma-separated subset of fp16,int8,mixed, or "none"."""
+    if spec.strip().lower() == "none":
+        return ()
+    dtypes = tuple(d.strip() for d in spec.split(",") if d.strip())
+    unknown = [d for d in dtypes if d not in GR.PRECISION_DTYPES]
+    if unknown or not dtypes:
+        raise UserError(
+            f"--precision-rows {spec!r}: choose from {', '.join(GR.PRECISION_DTYPES)} "
+            "(comma-separated) or none"
+        )
+    return dtypes
+
+
+def precision_bundles(
+    source: BundleSource, config, dtypes: tuple[str, ...] = GR.PRECISION_DTYPES
+) -> dict[str, Path]:
+    """The `ar` graph alone at each gated precision, as `--dtype` exports it (one side bundle
+    per dtype, `{bundle}-gate-ar-{dtype}` beside a `--bundle`, reused while current)."""
+    out = {}
+    for dtype in dtypes:
+        if dtype == MIXED:  # no `--dtype mixed`: an fp32-keyed bundle whose `ar` is mixed
+            out[dtype] = source.get(
+                config, "fp32", graphs=("ar",), precisions={"ar": MIXED}, variant="gate-ar-mixed"
+            )
+        else:
+            out[dtype] = source.get(config, dtype, graphs=("ar",), variant=f"gate-ar-{dtype}")
+    return out
 
 
 def run_gate(
@@ -35,14 +72,18 @@ def run_gate(
     stop_on_fail: bool = False,
     json_path: Path | None = None,
     markdown: Path | None = None,
+    precision: dict[str, Path] | None = None,
 ) -> int:
-    """The reference and the bundle on the gate's utterance: the ladder, the precision table."""
+    """The reference and the bundle on the gate's utterance; `precision` ({dtype: bundle}) adds
+    the exported-precision rows (each side bundle in its own child process, opened in turn)."""
+    from conversion.core.runtime import IsolatedSession
     from gates.report import emit
 
     from .pipeline import Audio8Bundle
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
+    codec, codec_cfg = loaded.codec, loaded.codec_config
     with Audio8Bundle(bundle, isolate=True) as ab:
         prompt = ab.prompt(GATE_TEXT, None, frames)
         print(
@@ -50,20 +91,21 @@ def run_gate(
             file=sys.stderr,
         )
         ref = GR.reference_run(loaded.lm, prompt, frames, seed)
-        table = GR.precision_table(loaded.lm, prompt, config, frames, seed, ref=ref)
         rungs = [
             *GR.sampler_rungs(seed),
             GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
             GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-            GR.codec_rung(ab.session, loaded.codec, loaded.codec_config, seed),
-            GR.stream_vs_whole_rung(ab.session, loaded.codec, loaded.codec_config, seed),
-            *GR.precision_rungs(loaded.lm, prompt, config, frames, seed, ref, table),
+            GR.codec_rung(ab.session, codec, codec_cfg, seed),
+            *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
         ]
+        if "encoder" in ab.graphs:
+            rungs += GR.encoder_rungs(ab.session, codec, codec_cfg, seed)
+        if precision:
+
+            def side(dtype: str) -> IsolatedSession:
+                return IsolatedSession(precision[dtype])
+
+            rungs += GR.precision_rungs(side, prompt, config, ref, tuple(precision))
         report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
-    markdown_table = GR.format_table(table)
-    print(f"precision table ({GR.TABLE_LABEL}):\n{markdown_table}")
     emit(report, json_path, markdown)
-    if markdown:
-        with open(markdown, "a") as f:
-            f.write(f"\nPrecision per AR ({GR.TABLE_LABEL}):\n\n{markdown_table}")
     return 0 if report.passed else 1

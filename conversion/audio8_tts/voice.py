@@ -71,11 +71,40 @@ class Voice:
             raise UserError(f"voice file {path} cannot be read ({err}): register it again") from err
 
 
+def _check_seconds(path: Path, seconds: float) -> None:
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        raise ReferenceAudioError(
+            f"reference audio {path} is {seconds:.2f} s long; a voice needs "
+            f"{MIN_SECONDS}-{MAX_SECONDS:.0f} s of speech: pick another clip"
+        )
+
+
+def _header_seconds(path: Path) -> float | None:
+    """The clip's length from its header (libsndfile formats), without decoding a sample;
+    None when libsndfile cannot read the header (librosa's other decoders then try)."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+    except Exception:  # noqa: BLE001 - not a libsndfile format: the decoder decides
+        return None
+    if info.samplerate <= 0 or info.frames < 0:
+        return None
+    return info.frames / info.samplerate
+
+
 def load_reference(path: Path | str, sample_rate: int) -> np.ndarray:
-    """The clip as float32 mono at `sample_rate`, or ReferenceAudioError naming the problem."""
+    """The clip as float32 mono at `sample_rate` (any rate, any channel count: downmixed and
+    resampled), or ReferenceAudioError naming the problem. An empty file, or a clip whose
+    header says it is outside 0.5-30 s, is refused before anything is decoded or resampled."""
     path = Path(path)
     if not path.is_file():
         raise ReferenceAudioError(f"reference audio {path} does not exist")
+    if path.stat().st_size == 0:
+        raise ReferenceAudioError(f"reference audio {path} is an empty file (0 bytes)")
+    header = _header_seconds(path)
+    if header is not None:
+        _check_seconds(path, header)
     import librosa
 
     try:
@@ -87,12 +116,7 @@ def load_reference(path: Path | str, sample_rate: int) -> np.ndarray:
             f"reference audio {path} could not be read as audio ({type(err).__name__}): "
             "convert it to WAV or FLAC"
         ) from err
-    seconds = wav.size / sample_rate
-    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
-        raise ReferenceAudioError(
-            f"reference audio {path} is {seconds:.2f} s long; a voice needs "
-            f"{MIN_SECONDS}-{MAX_SECONDS:.0f} s of speech: pick another clip"
-        )
+    _check_seconds(path, wav.size / sample_rate)
     if not np.isfinite(wav).all() or float(np.abs(wav).max()) < SILENCE_PEAK:
         raise ReferenceAudioError(f"reference audio {path} is silent or has NaN samples")
     return np.asarray(wav, np.float32)

@@ -1,8 +1,8 @@
 """The Audio8 gate's rung builders (conversion/audio8_tts/gate_rungs.py) through run_ladder.
 
-Reduced config, seeded random LM and codec, one bundle holding graphs "ar" and "codec" (as the
-gate's). Every rung must pass and its note must say what it measured: counts, cosines, and for
-a miss its Gumbel margin.
+Reduced config, seeded random LM and codec, one bundle holding graphs "ar", "codec" and
+"encoder" (as the gate's). Every rung must pass and its note must say what it measured:
+counts, cosines, and for a miss its Gumbel margin; a candidate that differs must fail it.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import torch
 from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.ar import graphs as G
-from conversion.audio8_tts.codec.graphs import codec_graph_spec
+from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
 from conversion.audio8_tts.codec.model import REDUCED as CODEC_CFG
 from conversion.audio8_tts.codec.model import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime import Session
-from gates.ladder import Measured, run_ladder
+from gates.ladder import run_ladder
 
 torch.set_num_threads(1)
 
@@ -58,6 +58,7 @@ def session(lm, codec, tmp_path_factory):
     with torch.no_grad(), BundleWriter(dest, model="audio8_tts", precision="fp32") as bw:
         bw.add_graph(G.ar_graph_spec(lm))
         bw.add_graph(codec_graph_spec(codec))
+        bw.add_graph(encoder_graph_spec(codec))
     with Session(dest) as s:
         yield s
 
@@ -121,58 +122,107 @@ def test_gumbel_margin_is_the_gap_of_the_race():
     assert GR.gumbel_margin(np.array([1.0, -np.inf]), np.array([0.5, 0.5])) == float("inf")
 
 
-def test_codec_rungs(session, codec):
+def test_codec_rungs_gate_every_streamed_window(session, codec):
     got = _passes(
         [
             GR.codec_rung(session, codec, CODEC_CFG, SEED),
-            GR.stream_vs_whole_rung(session, codec, CODEC_CFG, SEED),
+            *GR.stream_vs_whole_rungs(session, codec, CODEC_CFG, SEED),
         ]
     )
     assert "32 frames" in got["codec.window"].detail
-    note = got["codec.stream_vs_whole"].detail
-    assert "first window cos" in note and "after it cos" in note and "context 8" in note
+    # 80 frames in windows of 32 with 8 of context: emits 0..31, 32..55, 56..79
+    windows = [n for n in got if n.startswith("codec.stream_vs_whole[w") and "max_abs" not in n]
+    assert windows == [f"codec.stream_vs_whole[w{k}]" for k in range(3)]
+    assert "frames 32..55 (decoded from frame 24" in got["codec.stream_vs_whole[w1]"].detail
+    assert got["codec.stream_vs_whole[w0].max_abs"].value < 1e-4  # the exact window
+    # the later windows really are approximate (the rung compares two different decodes)
+    assert got["codec.stream_vs_whole[w1]"].value < 0.9999
+    assert got["codec.stream_vs_whole[w2]"].value < 0.9999
 
 
-def test_int8_fake_quantization_is_coreai_opts_rule():
-    w = torch.tensor([[0.5, -1.0, 0.25], [0.0, 0.0, 0.0], [2.0, 1.0, -0.003]])
-    q = GR.fake_quantize_int8(w)
-    for row, qrow in zip(w, q, strict=True):
-        scale = (2 * row.abs().max() + 1e-6) / 254
-        assert torch.allclose(qrow, torch.round(row / scale).clamp(-127, 127) * scale)
-    assert torch.equal(q[1], torch.zeros(3))
-    assert (q - w).abs().max() <= (2 * 2.0 + 1e-6) / 254 / 2 + 1e-7
+class _Perturbed:
+    """A session whose `noise` input (or `codes` output of the encoder) is altered: what a
+    candidate that does not reproduce the reference looks like to a rung."""
+
+    def __init__(self, session, noise: str | None = None, encoder_books: int = 0):
+        self.session, self.noise, self.books = session, noise, encoder_books
+        self.manifest = session.manifest
+
+    def reset_state(self, *a, **k):
+        return self.session.reset_state(*a, **k)
+
+    def run(self, graph, function, inputs, state="default"):
+        if self.noise and self.noise in inputs:
+            inputs = {**inputs, self.noise: 1.0 - np.asarray(inputs[self.noise])}
+        out = self.session.run(graph, function, inputs, state)
+        if self.books and graph == "encoder":
+            codes = out["codes"].copy()
+            codes[:, -self.books :] = (codes[:, -self.books :] + 1) % 1024
+            out = {**out, "codes": codes}
+        return out
 
 
-def test_precision_table_and_rungs(lm, prompt, ref):
-    table = GR.precision_table(lm, prompt, C, FRAMES, SEED, ref=ref)
-    assert [(r["ar"], r["precision"]) for r in table] == [
-        (a, p) for a in GR.ARS for p in GR.PRECISIONS
-    ]
-    by = {(r["ar"], r["precision"]): r for r in table}
-    assert by[("slow", "fp32")]["draws"] == FRAMES
-    assert by[("fast", "fp32")]["draws"] == FRAMES * (C.num_codebooks - 1)
+@pytest.mark.parametrize(("noise", "failing"), [("noise_slow", "slow"), ("noise_fast", "fast")])
+def test_precision_rungs_fail_on_the_ar_whose_draws_differ(session, prompt, ref, noise, failing):
+    """Reversed uniforms on one AR (1 - u): that AR's draw row fails, each miss listed with its
+    margin; the other AR's draws and both logits rows (the noise never reaches the logits)
+    still pass: each row measures its own AR."""
+    from contextlib import nullcontext
+
+    candidate = _Perturbed(session, noise=noise)
+    rungs = GR.precision_rungs(lambda _d: nullcontext(candidate), prompt, C, ref, ("int8",))
+    report = run_ladder("audio8_tts", rungs, progress=False)
+    by = {r.name: r for r in report.rungs}
+    assert set(by) == {f"precision[int8].{a}_{k}" for a in GR.ARS for k in ("draws", "logits_cos")}
+    other = "fast" if failing == "slow" else "slow"
+    bad = by[f"precision[int8].{failing}_draws"]
+    assert not bad.passed and bad.value < 0.8, bad.detail
+    assert "misses: frame" in bad.detail and "margin" in bad.detail
+    assert by[f"precision[int8].{other}_draws"].value == 1.0
     for ar in GR.ARS:
-        assert (
-            by[(ar, "fp32")]["agreement"] == 1.0 and by[(ar, "fp32")]["logits_cos_min"] > 0.999999
-        )
-        assert by[(ar, "fp16")]["logits_cos_min"] > 0.9999
-        assert 0.999 < by[(ar, "int8")]["logits_cos_min"] < 1.0  # int8 did change the weights
-    print("\n" + GR.format_table(table))
-    got = _passes(GR.precision_rungs(lm, prompt, C, FRAMES, SEED, ref=ref, table=table))
-    assert set(got) == {f"precision[{a} {p}].draws" for a, p in GR.PRECISION_MIN}
-    slow = got["precision[slow int8].draws"]
-    assert "eager simulation" in slow.detail and "not gated: slow AR fp16" in slow.detail
-    assert slow.threshold == pytest.approx(min(0.95, 1 - 1 / FRAMES))
-    assert "not gated: fast AR int8" in got["precision[fast fp16].draws"].detail
+        assert by[f"precision[int8].{ar}_logits_cos"].passed
 
 
-def test_precision_rung_lists_misses_with_margins(lm, prompt, ref):
-    """A fast int8 row with misses (seed 0 at this config): each carries its margin."""
-    table = GR.precision_table(lm, prompt, C, FRAMES, 0)
-    row = next(r for r in table if (r["ar"], r["precision"]) == ("fast", "int8"))
-    assert row["agree"] < row["draws"]
-    note = GR._row_note(row)
-    assert "misses: frame" in note and " code " in note and "margin" in note
-    assert isinstance(
-        GR.precision_rungs(lm, prompt, C, FRAMES, 0, table=table)[0].compute(), Measured
+def test_encoder_rungs_pass_and_catch_changed_codes(session, codec):
+    got = _passes(GR.encoder_rungs(session, codec, CODEC_CFG, SEED))
+    assert got["encoder.codes"].value >= GR.ENCODER_CODES_MIN
+    assert (
+        f"/{CODEC_CFG.num_books * CODEC_CFG.encoder_frames} codes equal"
+        in got["encoder.codes"].detail
     )
+    # the last two books' codes moved by one entry: 2 of 10 books differ, and the audio with them
+    broken = GR.encoder_rungs(_Perturbed(session, encoder_books=2), codec, CODEC_CFG, SEED)
+    report = run_ladder("audio8_tts", broken, progress=False)
+    codes, audio = report.rungs
+    assert not codes.passed and codes.value == pytest.approx(0.8)
+    assert audio.value < 0.9999 and "16 codes differ" in audio.detail
+
+
+def test_mixed_lm_halves_only_the_fast_ar(lm):
+    """The mixed graph's LM: fast-AR parameters and RoPE table float16, the slow AR's untouched
+    float32 (the int8 pass then selects float32 constants: the slow AR's)."""
+    from conversion.audio8_tts import mixed
+
+    m = mixed.mixed_lm(lm)
+    fast = {f"{n}." for n in mixed.FAST_MODULES}
+    params = dict(m.named_parameters())
+    assert {n for n, p in params.items() if p.dtype == torch.float16} == {
+        n for n in params if any(n.startswith(f) for f in fast)
+    }
+    original = dict(lm.named_parameters())
+    for n, p in params.items():
+        if p.dtype == torch.float32:
+            assert torch.equal(p, original[n]), n
+    assert m.fast_freqs_cis.dtype == torch.float16 and m.freqs_cis.dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in lm.parameters())  # the caller's LM untouched
+
+
+def test_slow_only_int8_restores_coreai_opts_selector():
+    from coreai_opt.coreai_utils.passes import weight_quantization as wq
+
+    from conversion.audio8_tts.mixed import slow_only_int8
+
+    before = wq._should_compress_op
+    with slow_only_int8():
+        assert wq._should_compress_op is not before
+    assert wq._should_compress_op is before
