@@ -125,6 +125,7 @@ class Audio8Bundle(LoadedBundle):
         result = SpeakResult(audio=np.zeros(0, np.float32))
         chunks: list[np.ndarray] = []
         for i, piece in enumerate(self.pieces(text, max_frames, voice)):
+            self.between_utterances()  # the KV state is reset per piece: a safe restart point
             t0 = time.perf_counter()
             prompt = self.prompt(piece, voice, max_frames)
             uniforms = seeded_uniforms(seed * 1000 + i, self.config)

@@ -281,3 +281,40 @@ def test_missing_snapshot_file_is_named(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and err and "model.safetensors" in err[0], err
+
+
+@pytest.mark.slow
+def test_memory_stays_flat_over_50_utterances(gated_bundle):
+    """RSS of this process and its runtime child together grows <= 50 MB over 50 utterances
+    (the runtime keeps every output buffer; the isolated child is recycled between them)."""
+    import psutil
+
+    from conversion.audio8_tts.pipeline import Audio8Bundle
+
+    me = psutil.Process()
+
+    def total_rss() -> int:
+        return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
+
+    with Audio8Bundle(gated_bundle[0], isolate=True) as ab:
+        ab.speak("Hi.", seed=0, max_frames=4)  # warm: lowering, first allocations
+        start = total_rss()
+        for i in range(50):
+            result = ab.speak("Hi.", seed=i + 1, max_frames=4)
+            assert len(result.pieces) == 1
+        growth_mb = (total_rss() - start) / 2**20
+    print(f"audio8 RSS growth over 50 utterances: {growth_mb:.1f} MB")
+    assert growth_mb <= 50, f"RSS grew {growth_mb:.1f} MB over 50 utterances"
+
+
+@pytest.mark.slow
+def test_reduced_ladder_passes_at_another_weights_seed(tmp_path):
+    """CI's second weights seed (the card's sweep runs five): its own export, the whole gate."""
+    bundle, report = tmp_path / "bundle", tmp_path / "gate.json"
+    argv = [*COMMON, "--weights-seed", "7", "--bundle", str(bundle)]
+    proc = _voxport("gate", "audio8_tts", *argv, "--precision-rows", "none", "--json", str(report))
+    assert report.exists(), proc.stderr[-3000:]
+    doc = json.loads(report.read_text())
+    failed = [r["name"] for r in doc["rungs"] if not r["passed"]]
+    assert proc.returncode == 0 and doc["passed"], failed
+    assert len(doc["rungs"]) >= 15
