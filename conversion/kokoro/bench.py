@@ -1,20 +1,30 @@
-"""`voxport bench kokoro`: one run, the same sentences through three engines.
+"""`voxport bench kokoro`: the same sentences through three engines, measured `repeats` times.
 
 Columns: the publisher's eager torch (KModel), the bundle through the Core AI runtime (per
 graph and host), and onnxruntime on the reassembled int8 ONNX. Plus runtime calls per second
-of audio, and the compute the bucket choice wastes on padding against one fixed 128/512 bucket.
+of audio (counted from the calls the bundle's session really made), and the compute the
+bucket choice wastes on padding against one fixed 512-frame bucket.
+
+Two separate knobs: `sentences` is the set (the first N gate sentences: 3 of the fixture
+sentences at the published buckets, CI's short ones at the reduced), `repeats` is how many
+times the whole measurement is taken over that same set. Each real-time factor is the median
+over the repeats (min and max beside it); per-graph times and calls are per sentence per
+repeat.
 """
 
 from __future__ import annotations
 
 import resource
+import statistics
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from conversion.core.buckets import BucketTable, padding_waste
+from conversion.core.errors import UserError
 from conversion.core.progress import progress_steps
 from conversion.core.threads import EAGER_THREADS
 
@@ -23,11 +33,94 @@ from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES
 
 # The one-bucket alternative the measured table is compared with: one fixed 512-frame bucket.
 FIXED_VOCODER = BucketTable.one_dim("L", [512])
-BENCH_SENTENCES = 3
+BENCH_SENTENCES = 3  # published buckets: the first 3 fixture sentences (~12 s of audio)
+
+# An engine speaks one case (chunk, ref_s); the bundle's also returns its ChunkResult.
+Engine = Callable[[host.Chunk, np.ndarray], object]
 
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def bench_sentences(config_name: str, n: int | None = None) -> tuple[str, ...]:
+    """The sentence set: the first `n` of the configuration's gate sentences."""
+    pool = SHORT_SENTENCES if config_name == "reduced" else FIXTURE_SENTENCES
+    if n is None:
+        n = len(pool) if config_name == "reduced" else BENCH_SENTENCES
+    if not 1 <= n <= len(pool):
+        raise UserError(f"--sentences must be between 1 and {len(pool)} for {config_name}")
+    return tuple(pool[:n])
+
+
+def _rtf(name: str, seconds: Sequence[float], audio_s: float) -> dict[str, float]:
+    rtfs = [s / audio_s for s in seconds]
+    return {
+        f"{name}_rtf": round(statistics.median(rtfs), 4),
+        f"{name}_rtf_min": round(min(rtfs), 4),
+        f"{name}_rtf_max": round(max(rtfs), 4),
+    }
+
+
+def measure(
+    cases: Sequence[tuple[host.Chunk, np.ndarray]],
+    kb,
+    references: dict[str, Engine],
+    repeats: int,
+    seed: int = 0,
+    on_step: Callable[[str], None] | None = None,
+) -> dict[str, float | int]:
+    """`repeats` passes over the same `cases`: each reference engine, then the bundle `kb`
+    (a KokoroBundle: `synthesize_ids`, `session.since_mark()`, `tables`). Figures."""
+    if repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {repeats}")
+    seconds: dict[str, list[float]] = {name: [] for name in [*references, "coreai_bundle"]}
+    graph_ms: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    host_ms = 0.0
+    audio_s = 0.0
+    frames_needed: list[dict[str, int]] = []
+    kb.session.since_mark()  # calls made before the bench (warm-up, loading) are not counted
+    for rep in range(repeats):
+        for name, engine in references.items():
+            t = time.perf_counter()
+            for chunk, ref_s in cases:
+                engine(chunk, ref_s)
+            seconds[name].append(time.perf_counter() - t)
+            if on_step is not None:
+                on_step(f"{name} {rep + 1}")
+        t = time.perf_counter()
+        results = [kb.synthesize_ids(chunk.ids, ref_s, seed=seed) for chunk, ref_s in cases]
+        seconds["coreai_bundle"].append(time.perf_counter() - t)
+        if on_step is not None:
+            on_step(f"bundle {rep + 1}")
+        ms, n = kb.session.since_mark()
+        for g in ms:
+            graph_ms[g] = graph_ms.get(g, 0.0) + ms[g]
+            calls[g] = calls.get(g, 0) + n[g]
+        host_ms += sum(r.host_ms for r in results)
+        if rep == 0:  # the same sentences every repeat: the audio is the first pass's
+            audio_s = sum(r.audio.size for r in results) / host.SAMPLE_RATE
+            # The vocoder is where the compute is: padding waste is counted on its frames.
+            frames_needed = [{"L": int(r.pred_dur.sum())} for r in results]
+    per = len(cases) * repeats
+    total_calls = sum(calls.values())
+    figures: dict[str, float | int] = {"sentences": len(cases), "repeats": repeats}
+    figures["audio_s"] = round(audio_s, 3)
+    for name, secs in seconds.items():
+        figures.update(_rtf(name, secs, audio_s))
+    figures["coreai_host_share"] = round(host_ms / (sum(seconds["coreai_bundle"]) * 1e3), 4)
+    figures["runtime_calls"] = total_calls
+    figures["runtime_calls_per_audio_s"] = round(total_calls / (audio_s * repeats), 3)
+    table = kb.tables["vocoder"]
+    figures["vocoder_padding_waste_chosen"] = round(padding_waste(frames_needed, table), 4)
+    figures["vocoder_padding_waste_fixed_512"] = round(
+        padding_waste(frames_needed, FIXED_VOCODER), 4
+    )
+    for g, ms in graph_ms.items():
+        figures[f"{g}_ms_per_sentence"] = round(ms / per, 1)
+        figures[f"{g}_calls_per_sentence"] = round(calls[g] / per, 3)
+    return figures
 
 
 def run_bench(
@@ -39,70 +132,42 @@ def run_bench(
     repeats: int | None = None,
     dtype: str = "fp32",
     json_path: Path | None = None,
+    sentences: int | None = None,
 ) -> int:
-    """The same sentences through eager torch, onnxruntime int8 and `bundle`; figures."""
+    """The sentence set through eager torch, onnxruntime int8 and `bundle`, `repeats` times."""
     from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
     from .pipeline import KokoroBundle
     from .weights_onnx_reference import OnnxReference
 
-    sentences = (
-        SHORT_SENTENCES
-        if config_name == "reduced"
-        else FIXTURE_SENTENCES[: (repeats or BENCH_SENTENCES)]
-    )
+    texts = bench_sentences(config_name, sentences)
+    repeats = 1 if repeats is None else repeats
     pack = host.load_voice("jf_alpha", extra_dirs=[snapshot / weights.VOICES_DIR])
     cases = []
-    for text in sentences:
+    for text in texts:
         chunk = host.text_to_chunks(text)[0]
         cases.append((chunk, host.ref_s_for(pack, chunk.n_phonemes)))
     onnx_ref = OnnxReference(weights.assemble_onnx(), threads=1)
 
-    eager_s = onnx_s = bundle_s = audio_s = 0.0
-    graph_ms: dict[str, float] = {}
-    host_ms = 0.0
-    frames_needed: list[dict[str, int]] = []
-    calls = 0
-    with KokoroBundle(bundle) as kb, progress_steps(3 * len(cases), "bench kokoro") as bar:
-        vocoder_table = kb.tables["vocoder"]
-        for i, (chunk, ref_s) in enumerate(cases):
-            t = time.perf_counter()
-            with torch.no_grad():
-                kmodel.forward_with_tokens(torch.tensor([chunk.ids]), torch.from_numpy(ref_s))
-            eager_s += time.perf_counter() - t
-            bar.step(f"eager {i + 1}")
-            t = time.perf_counter()
-            onnx_ref(np.array(chunk.ids), ref_s)
-            onnx_s += time.perf_counter() - t
-            bar.step(f"onnxruntime {i + 1}")
-            t = time.perf_counter()
-            r = kb.synthesize_ids(chunk.ids, ref_s, seed=seed)
-            bundle_s += time.perf_counter() - t
-            bar.step(f"bundle {i + 1}")
-            audio_s += r.audio.size / host.SAMPLE_RATE
-            calls += 3
-            host_ms += r.host_ms
-            for g, ms in r.graph_ms.items():
-                graph_ms[g] = graph_ms.get(g, 0.0) + ms
-            # The vocoder is where the compute is: padding waste is counted on its frames.
-            frames_needed.append({"L": int(r.pred_dur.sum())})
-    figures: dict[str, float | int | str] = {
-        "sentences": len(cases),
-        "audio_s": round(audio_s, 3),
-        "eager_torch_rtf": round(eager_s / audio_s, 4),
-        "onnxruntime_int8_rtf": round(onnx_s / audio_s, 4),
-        "coreai_bundle_rtf": round(bundle_s / audio_s, 4),
-        "coreai_host_share": round(host_ms / (bundle_s * 1e3), 4),
-        "runtime_calls_per_audio_s": round(calls / audio_s, 3),
-        "vocoder_padding_waste_chosen": round(padding_waste(frames_needed, vocoder_table), 4),
-        "vocoder_padding_waste_fixed_512": round(padding_waste(frames_needed, FIXED_VOCODER), 4),
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "threads": EAGER_THREADS,
-        "bundle_dtype": dtype,
-    }
-    for g, ms in graph_ms.items():
-        figures[f"{g}_ms_per_sentence"] = round(ms / len(cases), 1)
+    def eager(chunk: host.Chunk, ref_s: np.ndarray) -> None:
+        with torch.no_grad():
+            kmodel.forward_with_tokens(torch.tensor([chunk.ids]), torch.from_numpy(ref_s))
+
+    def onnx(chunk: host.Chunk, ref_s: np.ndarray) -> None:
+        onnx_ref(np.array(chunk.ids), ref_s)
+
+    references = {"eager_torch": eager, "onnxruntime_int8": onnx}
+    with (
+        KokoroBundle(bundle) as kb,
+        progress_steps(3 * repeats, "bench kokoro") as bar,
+    ):
+        figures: dict[str, float | int | str] = dict(
+            measure(cases, kb, references, repeats, seed, on_step=bar.step)
+        )
+    figures["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    figures["threads"] = EAGER_THREADS
+    figures["bundle_dtype"] = dtype
     print(bench_table_markdown(figures))
     write_json(json_path, figures)
     return 0

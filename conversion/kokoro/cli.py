@@ -25,6 +25,14 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
     if verb == "speak":
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
         parser.add_argument("--speed", type=float, default=1.0, help="speaking rate (1 = normal)")
+    if verb == "bench":
+        parser.add_argument(
+            "--sentences",
+            type=int,
+            default=None,
+            help="how many gate sentences (default: 3 published, all 3 reduced); "
+            "--repeats is how many times that set is measured",
+        )
     if verb == "phonemize":
         parser.add_argument(
             "--max-ids", type=int, default=None, help="split chunks to this many ids (≤ 512)"
@@ -87,13 +95,24 @@ def gate(args: argparse.Namespace) -> int:
 
 
 def bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .bench import bench_sentences, run_bench
 
+    bench_sentences(args.config, args.sentences)  # bad counts fail before minutes of loading
+    if args.repeats is not None and args.repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {args.repeats}")
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
     return run_bench(
-        kmodel, bundle, folder, config.name, args.seed, args.repeats, args.dtype, args.json_path
+        kmodel,
+        bundle,
+        folder,
+        config.name,
+        args.seed,
+        repeats=args.repeats,
+        dtype=args.dtype,
+        json_path=args.json_path,
+        sentences=args.sentences,
     )
 
 

@@ -1,7 +1,9 @@
 """Kokoro's gate ladder: each graph, the whole pipeline, every bucket, and the speech.
 
 The oracle is the publisher's `kokoro.KModel` on the same weights, with every intermediate
-and random draw recorded (oracle.py). Rungs, in order:
+and random draw recorded (oracle.py), fed the publisher's own phonemes: `KPipeline`'s G2P
+(misaki, offline) and `KModel`'s vocabulary, never voxport's. The bundle side of the speech
+rungs speaks voxport's G2P, so a G2P bug in voxport fails the gate. Rungs, in order:
 
 1. each graph fed the oracle's own inputs, compared on the real region (cosine, fp32 ≥ 0.9999):
    predictor (durations, d, t_en; and the rounded durations exactly), prosody (asr, F0, N),
@@ -9,20 +11,26 @@ and random draw recorded (oracle.py). Rungs, in order:
 2. end to end with the oracle's SineGen draws injected: magnitude-spectrogram corr ≥ 0.999;
 3. every bucket that fits gives the unpadded oracle's real-region output;
 4. two runs are bit-identical;
-5. speech: Whisper tiny.en WER of the bundle's audio ≤ the oracle's WER + 0.05.
+5. G2P: voxport's phonemes equal KPipeline's on every gate sentence (mismatches named);
+6. speech: Whisper tiny.en WER of the bundle's audio ≤ 0.10 (absolute), and ≤ the oracle's
+   WER + 0.05 (relative);
+7. speaker: resemblyzer GE2E cosine of bundle vs oracle audio, same voice, ≥ 0.95 (the
+   cosine between two different voices is printed beside it as the scale).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from conversion.core.progress import progress_steps
 from gates.asr import transcribe, word_error_rate
-from gates.ladder import Rung, run_ladder
+from gates.ladder import Measured, Rung, run_ladder
 from gates.report import emit
 from oracles import Fixture
 
@@ -45,42 +53,103 @@ FIXTURE_SENTENCES = (
     "My favorite season is autumn because the leaves change color.",
     "Thank you very much for your help with the project.",
 )
-# Fits the smallest buckets: what CI gates with the real weights.
-SHORT_SENTENCES = ("Hello.",)
+# What CI gates with the real weights: each fits the reduced buckets' smallest vocoder
+# bucket (T32, L64: 50 / 59 / 61 frames with jf_alpha), "Hello." first (the graph rungs').
+SHORT_SENTENCES = ("Hello.", "Thank you.", "Come here.")
 COS_MIN = 0.9999
 MAGSPEC_MIN = 0.999
 # Per bundle precision: (graph cosine, end-to-end magnitude-spectrogram corr). fp32 is the
 # issue's bar; fp16 rounds every activation to 11 bits, so its bar is one digit lower.
 THRESHOLDS = {"fp32": (COS_MIN, MAGSPEC_MIN), "fp16": (0.999, 0.99), "int8": (0.99, 0.98)}
 WER_MARGIN = 0.05
+WER_MAX = 0.10  # the absolute bar: the bundle's own WER, whatever the oracle's
+SPEAKER_COS_MIN = 0.95
 GATE_VOICE = "jf_alpha"
+SCALE_VOICE = "jm_kumo"  # the "different voice" the speaker rung's scale is measured with
+REPO_ID = "hexgrad/Kokoro-82M"
+
+
+@functools.cache
+def publisher_pipeline():
+    """The publisher's `KPipeline` for American English, G2P only (no model), offline."""
+    from kokoro import KPipeline
+
+    with host.offline_spacy_model():
+        return KPipeline(lang_code="a", repo_id=REPO_ID, model=False)
+
+
+def publisher_phonemes(text: str) -> str:
+    """KPipeline's phoneme string for one sentence (it must make one chunk)."""
+    results = list(publisher_pipeline()(text))
+    if len(results) != 1:
+        raise ValueError(f"KPipeline made {len(results)} chunks of {text!r}: one expected")
+    return results[0].phonemes
+
+
+def publisher_ids(kmodel, phonemes: str) -> list[int]:
+    """`KModel.forward`'s ids for a phoneme string: vocabulary symbols only, two pads."""
+    return [0, *[kmodel.vocab[p] for p in phonemes if p in kmodel.vocab], 0]
 
 
 @dataclass
 class Case:
-    """One fixture sentence: its chunk, voice row and the oracle's record."""
+    """One gate sentence: voxport's chunk and voice row (the bundle side of the speech
+    rungs), and the oracle's record on the publisher's phonemes (`fixture`)."""
 
     text: str
     chunk: host.Chunk
     ref_s: np.ndarray
     fixture: Fixture
+    seed: int = 0
+    scale_audio: np.ndarray | None = None  # the oracle in SCALE_VOICE, same phonemes and seed
 
     def draws(self) -> dict[str, np.ndarray]:
         d = self.fixture.draws
         return {"rand_ini": d["rand/0"], "sine_noise": d["randn_like/0"]}
 
+    @property
+    def oracle_ids(self) -> list[int]:
+        return [int(i) for i in self.fixture.inputs["ids"].reshape(-1)]
 
-def make_cases(kmodel, sentences: Sequence[str], voice: str, seed: int, on_case=None) -> list[Case]:
+    @property
+    def oracle_ref_s(self) -> np.ndarray:
+        return self.fixture.inputs["ref_s"]
+
+    @property
+    def oracle_phonemes(self) -> str:
+        return self.fixture.meta["phonemes"]
+
+
+def make_cases(
+    kmodel,
+    sentences: Sequence[str],
+    voice: str,
+    seed: int,
+    on_case=None,
+    scale_voice: str | None = SCALE_VOICE,
+) -> list[Case]:
+    """The oracle on KPipeline's phonemes for each sentence, beside voxport's own chunk."""
     pack = host.load_voice(voice)
+    scale_pack = host.load_voice(scale_voice) if scale_voice else None
     cases = []
     for i, text in enumerate(sentences):
         chunks = host.text_to_chunks(text)
         if len(chunks) != 1:
             raise ValueError(f"fixture sentence must be one chunk: {text!r}")
+        theirs = publisher_phonemes(text)
+        ids = publisher_ids(kmodel, theirs)
+        # KPipeline.infer's voice row: pack[len(ps) - 1] of the phoneme string it speaks.
+        oracle_ref = host.ref_s_for(pack, len(theirs))
+        fx = record(kmodel, ids, oracle_ref, seed=seed + i, text=text, phonemes=theirs)
+        scale = None
+        if scale_pack is not None:
+            torch.manual_seed(seed + i)
+            style = torch.from_numpy(host.ref_s_for(scale_pack, len(theirs)))
+            with torch.no_grad():
+                audio, _ = kmodel.forward_with_tokens(torch.tensor([ids]), style, 1.0)
+            scale = audio.reshape(-1).numpy()
         chunk = chunks[0]
-        ref_s = host.ref_s_for(pack, chunk.n_phonemes)
-        fx = record(kmodel, chunk.ids, ref_s, seed=seed + i, text=text, phonemes=chunk.phonemes)
-        cases.append(Case(text, chunk, ref_s, fx))
+        cases.append(Case(text, chunk, host.ref_s_for(pack, chunk.n_phonemes), fx, seed + i, scale))
         if on_case is not None:
             on_case(i + 1, len(sentences), text)
     return cases
@@ -98,16 +167,18 @@ class _CaseRuns:
         self.fx = case.fixture.intermediates
         self._cache: dict[str, object] = {}
 
+    # The graph rungs and the end-to-end rung feed the oracle's own ids and voice row.
+
     def predictor(self, bucket=None):
-        return self.kb.predictor(self.case.chunk.ids, self.case.ref_s, bucket)
+        return self.kb.predictor(self.case.oracle_ids, self.case.oracle_ref_s, bucket)
 
     def prosody(self, bucket=None):
-        fx = self.fx
-        return self.kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], self.case.ref_s, bucket)
+        fx, ref_s = self.fx, self.case.oracle_ref_s
+        return self.kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], ref_s, bucket)
 
     def vocoder(self, bucket=None):
-        fx = self.fx
-        return self.kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], self.case.ref_s, bucket)
+        fx, ref_s = self.fx, self.case.oracle_ref_s
+        return self.kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], ref_s, bucket)
 
     def cached(self, key, fn):
         if key not in self._cache:
@@ -116,7 +187,7 @@ class _CaseRuns:
 
     def synthesize(self):
         case = self.case
-        return self.kb.synthesize_ids(case.chunk.ids, case.ref_s, draws=case.draws()).audio
+        return self.kb.synthesize_ids(case.oracle_ids, case.oracle_ref_s, draws=case.draws()).audio
 
     def e2e(self, key="e2e"):
         return self.cached(key, self.synthesize)
@@ -203,7 +274,7 @@ def kokoro_rungs(
     With `plot`, the end-to-end rung also writes oracle vs bundle waveforms there.
     """
     case = cases[0]
-    n_tok = len(case.chunk.ids)
+    n_tok = len(case.oracle_ids)
     frames = int(case.fixture.intermediates["pred_dur"].sum())
     runs = _CaseRuns(kb, case, plot)
     rungs = [*_graph_rungs(runs), *_pipeline_rungs(runs)]
@@ -212,7 +283,8 @@ def kokoro_rungs(
             kb, case, n_tok, frames, runs.predictor, runs.prosody, runs.vocoder, max_bucket_frames
         )
     if asr_cases:
-        rungs.append(_asr_rung(kb, asr_cases))
+        speech = _Speech(kb, asr_cases, runs)
+        rungs += [g2p_rung(asr_cases), *asr_rungs(speech), speaker_rung(speech)]
     _set_thresholds(rungs, kb.manifest.precision)
     return rungs
 
@@ -252,31 +324,114 @@ def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_fram
     return rungs
 
 
-def _asr_rung(kb: KokoroBundle, cases: list[Case]) -> Rung:
-    """WER of the bundle's audio vs the oracle's, over every case (same draws)."""
-    result: dict[str, float] = {}
+def phoneme_agreement(texts: Sequence[str], ours: Sequence[str], theirs: Sequence[str]):
+    """The share of sentences whose phoneme strings are equal, the mismatches in the note."""
+    bad = [(t, a, b) for t, a, b in zip(texts, ours, theirs, strict=True) if a != b]
+    note = "; ".join(f"{t!r}: voxport {a!r} vs KPipeline {b!r}" for t, a, b in bad)
+    return Measured(1.0 - len(bad) / max(len(texts), 1), note or "all equal")
 
-    def compute() -> float:
-        ref_words, ours, theirs = [], [], []
-        for c in cases:
-            audio = kb.synthesize_ids(c.chunk.ids, c.ref_s, draws=c.draws()).audio
-            ours.append(transcribe(audio, host.SAMPLE_RATE))
-            theirs.append(transcribe(c.fixture.outputs["audio"], host.SAMPLE_RATE))
-            ref_words.append(c.text)
-        reference = " ".join(ref_words)
-        result["oracle"] = word_error_rate(reference, " ".join(theirs))
-        result["bundle"] = word_error_rate(reference, " ".join(ours))
+
+def g2p_rung(cases: Sequence[Case]) -> Rung:
+    """voxport's G2P (the bundle side's phonemes) against KPipeline's (the oracle's)."""
+    return Rung(
+        f"G2P: voxport phonemes = KPipeline's over {len(cases)} sentence(s)",
+        "sentence_agreement",
+        1.0,
+        lambda: phoneme_agreement(
+            [c.text for c in cases],
+            [c.chunk.phonemes for c in cases],
+            [c.oracle_phonemes for c in cases],
+        ),
+    )
+
+
+class _Speech:
+    """The bundle's audio for each speech case, spoken from voxport's own chunk (G2P, ids,
+    voice row) with the case's seed, and both sides' transcripts; memoised, shared by the
+    ASR and speaker rungs. When voxport's ids and voice row are the oracle's, the seeded
+    draws are the oracle's too (`host.draw_source_noise`), so for the graph case that audio
+    is the end-to-end rung's, which is reused rather than run again."""
+
+    def __init__(self, kb: KokoroBundle, cases: Sequence[Case], runs: _CaseRuns | None) -> None:
+        self.kb, self.cases, self.runs = kb, list(cases), runs
+        self._audio: dict[int, np.ndarray] = {}
+        self._text: dict[tuple[str, int], str] = {}
+
+    def bundle_audio(self, i: int) -> np.ndarray:
+        if i not in self._audio:
+            c = self.cases[i]
+            same_inputs = c.chunk.ids == c.oracle_ids and np.array_equal(
+                np.asarray(c.ref_s).reshape(-1), np.asarray(c.oracle_ref_s).reshape(-1)
+            )
+            if self.runs is not None and c is self.runs.case and same_inputs:
+                self._audio[i] = self.runs.e2e()
+            else:
+                self._audio[i] = self.kb.synthesize_ids(c.chunk.ids, c.ref_s, seed=c.seed).audio
+        return self._audio[i]
+
+    def oracle_audio(self, i: int) -> np.ndarray:
+        return self.cases[i].fixture.outputs["audio"]
+
+    def transcript(self, side: str, i: int) -> str:
+        if (side, i) not in self._text:
+            audio = self.bundle_audio(i) if side == "bundle" else self.oracle_audio(i)
+            self._text[side, i] = transcribe(audio, host.SAMPLE_RATE)
+        return self._text[side, i]
+
+    def wer(self, side: str) -> float:
+        reference = " ".join(c.text for c in self.cases)
+        hypothesis = " ".join(self.transcript(side, i) for i in range(len(self.cases)))
+        return word_error_rate(reference, hypothesis)
+
+
+def asr_rungs(speech: _Speech) -> list[Rung]:
+    """The bundle's WER: ≤ WER_MAX outright, and ≤ the oracle's (KPipeline phonemes) + margin."""
+    n = len(speech.cases)
+
+    def absolute() -> Measured:
+        ours = speech.wer("bundle")
+        heard = " | ".join(speech.transcript("bundle", i) for i in range(n))
+        return Measured(ours, f"oracle WER {speech.wer('oracle'):.4f}; bundle heard: {heard}")
+
+    def relative() -> float:
         # The bar is the publisher's own WER on the same sentences, known only now.
-        rung.threshold = result["oracle"] + WER_MARGIN
-        return result["bundle"]
+        rel.threshold = speech.wer("oracle") + WER_MARGIN
+        return speech.wer("bundle")
 
-    rung = Rung(
-        f"ASR: Whisper tiny.en WER over {len(cases)} sentence(s) ≤ oracle + {WER_MARGIN}",
+    whisper = f"Whisper tiny.en WER over {n} sentence(s)"
+    rel = Rung(
+        f"ASR: {whisper} ≤ oracle + {WER_MARGIN}",
         "wer_value",
         1.0,
-        compute,
+        relative,
         higher_is_better=False,
     )
+    return [
+        Rung(f"ASR: {whisper} ≤ {WER_MAX}", "wer_value", WER_MAX, absolute, higher_is_better=False),
+        rel,
+    ]
+
+
+def speaker_rung(speech: _Speech, voice: str = GATE_VOICE, other: str = SCALE_VOICE) -> Rung:
+    """GE2E cosine of the bundle's and the oracle's audio over all speech cases, same voice;
+    the oracle's `voice` vs `other` on the same sentences is the scale (in the name)."""
+    from gates.speaker import speaker_cosine
+
+    n = len(speech.cases)
+
+    def compute() -> Measured:
+        oracle = [speech.oracle_audio(i) for i in range(n)]
+        value = speaker_cosine(oracle, [speech.bundle_audio(i) for i in range(n)], host.SAMPLE_RATE)
+        note = "no scale voice recorded"
+        scale = [c.scale_audio for c in speech.cases]
+        if all(a is not None for a in scale):
+            between = speaker_cosine(oracle, scale, host.SAMPLE_RATE)
+            rung.name = f"{base}; {voice} vs {other}: {between:.3f}"
+            note = f"oracle {voice} vs oracle {other} (two voices, the scale): {between:.4f}"
+        return Measured(value, note)
+
+    base = f"speaker: GE2E cosine bundle vs oracle, {voice}, {n} sentence(s)"
+    rung = Rung(base, "speaker_cosine", SPEAKER_COS_MIN, compute)
     return rung
 
 

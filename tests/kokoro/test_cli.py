@@ -70,6 +70,30 @@ def test_reduced_real_weight_gate_passes(gated_bundle):
     assert (bundle.parent / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
 
 
+# The card's bars (models/kokoro/README.md, "Gate"), written out, not imported from the gate.
+CARD_WER_MAX = 0.10
+CARD_SPEAKER_COS_MIN = 0.95
+
+
+@pytest.mark.slow
+def test_reduced_gate_has_the_absolute_asr_g2p_and_speaker_rungs(gated_bundle):
+    """On the same gate run: KPipeline-phonemised oracle, bundle WER ≤ 0.10 over ≥ 3
+    sentences, voxport's phonemes = KPipeline's, and the speaker rung with its scale."""
+    _, report, _, _ = gated_bundle
+    rungs = {r["name"]: r for r in report["rungs"]}
+    (g2p,) = [r for n, r in rungs.items() if n.startswith("G2P")]
+    (absolute,) = [r for n, r in rungs.items() if n.startswith("ASR") and "oracle" not in n]
+    (speaker,) = [r for n, r in rungs.items() if n.startswith("speaker")]
+    assert g2p["threshold"] == 1.0 and g2p["passed"], g2p
+    assert absolute["threshold"] == CARD_WER_MAX and absolute["passed"], absolute
+    n_sentences = int(absolute["name"].split(" over ")[1].split()[0])
+    assert n_sentences >= 3
+    assert speaker["threshold"] == CARD_SPEAKER_COS_MIN and speaker["passed"], speaker
+    # The scale beside it: the oracle's two different voices sit well below the bar.
+    scale = float(speaker["detail"].rsplit(":", 1)[1])
+    assert scale < CARD_SPEAKER_COS_MIN <= speaker["value"]
+
+
 @pytest.mark.slow
 def test_speak_writes_intelligible_speech(gated_bundle):
     from gates.asr import transcribe, word_error_rate
