@@ -193,6 +193,7 @@ class KokoroBundle(LoadedBundle):
         pack = host.load_voice(voice, extra_dirs=voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
         for i, chunk in enumerate(chunks):
+            self.between_utterances()  # stateless graphs: any chunk boundary is a restart point
             results += self._speak_chunk(chunk, pack, speed, seed + i)
             if on_chunk is not None:
                 on_chunk(i + 1, len(chunks), chunk)
