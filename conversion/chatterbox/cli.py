@@ -27,6 +27,14 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             "--exaggeration", type=float, default=0.5, help="emotion exaggeration (0.25-2)"
         )
         parser.add_argument("--cfg", type=float, default=0.5, help="CFG weight (0-3)")
+    if verb == "gate":
+        parser.add_argument(
+            "--fp16-steps",
+            choices=("all", "mid"),  # gate.FP16_STEPS (not imported: it loads torch)
+            default="all",
+            help="Euler steps the fp16 estimator rung checks: all (default) or the middle one "
+            "(CI: the Linux runtime emulates fp16, ~80 s per reduced call)",
+        )
     if verb == "voice":
         parser.add_argument(
             "--exaggeration",
@@ -40,7 +48,7 @@ def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource
     return BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
 
 
-def _voice(args: argparse.Namespace, folder: Path, config, default):
+def _voice(args: argparse.Namespace, folder: Path, config, default, prompt_tokens_max: int):
     """The voice to speak with: cloned from --ref (publisher's encoders, eager), or the default."""
     from . import voice as voice_mod
     from . import weights
@@ -53,7 +61,9 @@ def _voice(args: argparse.Namespace, folder: Path, config, default):
         return default
     model = weights.load_model(folder, config)
     print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
-    return voice_mod.clone_voice(model, args.ref, exaggeration=args.exaggeration)
+    return voice_mod.clone_voice(
+        model, args.ref, exaggeration=args.exaggeration, prompt_tokens_max=prompt_tokens_max
+    )
 
 
 def _token_progress(done: int, budget: int) -> None:
@@ -78,7 +88,7 @@ def speak(args: argparse.Namespace) -> int:
     options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)
     with ChatterboxBundle(bundle) as cb:
         chunks = cb.chunks(args.text)
-        voice = _voice(args, folder, config, cb.default_voice)
+        voice = _voice(args, folder, config, cb.default_voice, cb.config.prompt_tokens_max)
         start = time.perf_counter()
         with progress_steps(len(chunks), "speak chatterbox") as bar:
             audio, results = cb.speak(
@@ -123,6 +133,7 @@ def gate(args: argparse.Namespace) -> int:
         stop_on_fail=args.stop_on_fail,
         json_path=args.json_path,
         markdown=args.markdown,
+        fp16_steps=getattr(args, "fp16_steps", "all"),
     )
 
 
@@ -172,7 +183,9 @@ def voice(args: argparse.Namespace) -> int:
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
-    cloned = voice_mod.clone_voice(model, args.ref, exaggeration=exaggeration)
+    cloned = voice_mod.clone_voice(
+        model, args.ref, exaggeration=exaggeration, prompt_tokens_max=config.prompt_tokens_max
+    )
     cloned.save(output)
     print(f"wrote {output}: voice from {Path(args.ref).name} (exaggeration {exaggeration:g})")
     if PORT.is_random(folder):

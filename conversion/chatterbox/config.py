@@ -58,6 +58,35 @@ class ChatterboxConfig:
     def is_published(self) -> bool:
         return self.name == "published"
 
+    @property
+    def prompt_samples_max(self) -> int:
+        """The longest S3Gen reference (24 kHz samples) a voice is cloned from: the publisher's
+        `ChatterboxTTS.DEC_COND_LEN` (10 s, 250 tokens) at the published sizes, shorter at the
+        reduced ones so that prompt + a full chunk fits the largest encoder bucket."""
+        return self.prompt_tokens_max * TOKEN_HOP
+
+    def flow_fit_problems(self) -> list[str]:
+        """Why the longest allowed prompt + a full T3 chunk would not fit the S3Gen buckets
+        (empty when it fits). The encoder is full attention: it cannot be chunked exactly."""
+        tokens = self.prompt_tokens_max + self.speech_budget
+        problems = []
+        if tokens > max(self.encoder_tokens):
+            problems.append(
+                f"prompt {self.prompt_tokens_max} + speech {self.speech_budget} = {tokens} "
+                f"tokens > the largest encoder bucket {max(self.encoder_tokens)}"
+            )
+        if 2 * tokens > max(self.estimator_frames):
+            problems.append(
+                f"{2 * tokens} mel frames > the largest estimator bucket "
+                f"{max(self.estimator_frames)}"
+            )
+        if 2 * self.speech_budget > max(self.vocoder_frames):
+            problems.append(
+                f"{2 * self.speech_budget} generated frames > the largest vocoder bucket "
+                f"{max(self.vocoder_frames)}"
+            )
+        return problems
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (tuples as lists), as a bundle manifest reads back."""
         return json.loads(json.dumps(dataclasses.asdict(self)))

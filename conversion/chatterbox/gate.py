@@ -4,16 +4,25 @@ The oracle is `chatterbox-tts`'s own ChatterboxTTS on the same weights, every in
 draw recorded (oracle.py). Each rung feeds a graph the oracle's own inputs and compares on the
 real region:
 
+0. text: voxport's text path (the bundle's tokenizer.json through `TextTokenizer.chunks`) vs
+   the publisher's (`punc_norm`, its tokenizer, SOT/EOT), sentence by sentence: text and ids
+   equal for every case in `TEXT_CASES` (punctuation edge cases); the bundle is fed voxport's
+   own ids throughout;
 1. T3, teacher-forced along the oracle's tokens: cond and uncond logits, the worst step's cosine
-   (fp32 ≥ 0.9999); the draws the bundle's logits give with the oracle's uniforms (fp32: all);
-   the same for an int8 T3 (draw agreement, each miss listed with its race margin);
+   (fp32 ≥ 0.9999, int8 ≥ 0.999); the draws the bundle's logits give with the oracle's uniforms
+   (fp32: all; int8 ≥ 0.9, each miss listed);
 2. flow encoder: mu (≥ 0.999); estimator: every Euler step's velocity (fp32 ≥ 0.9999; an fp16
-   estimator on the smallest bucket ≥ 0.999); the host Euler loop from the oracle's noise: mel;
+   estimator on the smallest bucket ≥ 0.999, every step, or the middle one with
+   `--fp16-steps mid`); the host Euler loop from the oracle's noise: mel;
 3. HiFT from the oracle's mel and source draws: magnitude-spectrogram corr ≥ 0.999;
-4. end to end with the oracle's tokens and noise forced: mel cos ≥ 0.999, wav spec corr ≥ 0.99;
-   once with the default voice and once with a voice cloned from a reference wav;
+4. end to end with the oracle's tokens and noise forced: T3 logits (≥ 0.9999), mel cos ≥ 0.999,
+   wav spec corr ≥ 0.99; once with the default voice and once cloned from a reference wav,
+   where the oracle clones with the publisher's own `prepare_conditionals` and the bundle gets
+   voxport's `clone_voice` (prompt cut to the config's cap); `voice[cloned].conds` compares the
+   two clonings' arrays directly;
 5. T3 free-running on the oracle's uniforms: the same token sequence.
-The step-count table (10 vs 8/6/4 Euler steps) is measured on the bundle and printed.
+The step-count table (8/6/4 and 10 Euler steps on the bundle, each vs the publisher's 10-step
+mel) is measured and printed.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from conversion.core.buckets import BucketTable, length_mask, pad_to
+from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.port import BundleSource
 from conversion.core.sampling import sample
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
@@ -33,6 +43,7 @@ from oracles import Fixture
 
 from . import weights
 from .config import ChatterboxConfig
+from .export import TOKENIZER
 from .flow.graphs import (
     ENCODER_FUNCTION,
     ENCODER_GRAPH,
@@ -43,13 +54,16 @@ from .flow.graphs import (
 from .oracle import record
 from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
 from .t3.graphs import START_SPEECH
-from .text import TextChunk
+from .text import TextChunk, TextTokenizer
 from .voice import Voice, clone_voice
 
 GATE_TEXT = "Hello from voxport."
 # T3 steps the oracle runs (random weights never draw the stop token: it runs to the budget)
 GATE_TOKENS = {"reduced": 24, "published": 40}
 COS_T3 = 0.9999
+# int8 T3's teacher-forced logits (cond and uncond rows) vs the oracle's fp32: measured, see
+# the card (worst over the seeds run).
+COS_T3_INT8 = 0.999
 COS_ESTIMATOR = {"fp32": 0.9999, "fp16": 0.999}
 COS_MU = 0.999
 COS_MEL = 0.999
@@ -59,6 +73,25 @@ MAGSPEC_E2E = 0.99
 # weights give flat distributions where rounding flips close races: measured, see the card.
 INT8_AGREEMENT = 0.9
 REF_SECONDS = 2.0
+# Euler steps the fp16 estimator rung checks: every step, or only the middle one (CI: the
+# Linux runtime emulates fp16 matmuls, ~80 s per reduced F128 call measured on 2 shared cores)
+FP16_STEPS = ("all", "mid")
+REF_RATE = 16_000  # the cloned case's reference is written (and resampled from) 16 kHz
+COS_VOICE = 0.9999  # voxport's clone vs the publisher's prepare_conditionals, every array
+# The text rung: voxport's text path (the bundle's tokenizer.json through TextTokenizer) vs
+# the publisher's generate() text path (punc_norm, EnTokenizer, SOT/EOT), sentence by sentence.
+TEXT_CASES = (
+    "Hello from voxport.",
+    "hello world",  # lower-case start, no final punctuation
+    "Wait... what?  Really?",  # ellipsis, double space, two sentences
+    "He said: \u201cyes\u201d \u2014 and left; then\u2026 nothing",  # curly quotes, dashes
+    "It\u2019s 5 o\u2019clock - tea time , isn\u2019t it",  # apostrophes, spaced dash, " ,"
+    "Numbers 1, 2 and 3!   ",  # trailing spaces
+    "  leading spaces, lower case",  # punc_norm capitalises only a first character
+    "Two sentences. The second one (in brackets) ends here",  # sentences in one chunk
+)
+# Not in the rung: empty text, which the publisher answers with a stock sentence ("You need
+# to add some text for me to talk.") and voxport refuses with a one-line UserError.
 
 
 def gate_config(config: ChatterboxConfig) -> ChatterboxConfig:
@@ -86,7 +119,7 @@ class Case:
     name: str
     fixture: Fixture
     voice: Voice
-    chunk: TextChunk
+    chunk: TextChunk | None  # voxport's text path (`text_chunk`), filled once the bundle exists
 
 
 def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -102,13 +135,94 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def make_case(
-    model, name: str, text: str, steps: int, seed: int, ref_wav: Path | None = None
+    model,
+    name: str,
+    text: str,
+    steps: int,
+    seed: int,
+    ref_wav: Path | None = None,
+    prompt_tokens_max: int | None = None,
 ) -> Case:
-    # one cloning (the publisher's encoders) serves both the oracle and the bundle
-    voice = clone_voice(model, ref_wav) if ref_wav is not None else Voice.from_conditionals(model)
-    fx = record(model, text, seed=seed, max_new_tokens=steps, voice=voice)
-    ids = fx.inputs["text_tokens"].reshape(-1).astype(np.int32)
-    return Case(name, fx, voice, TextChunk(fx.inputs["text"], ids))
+    """The oracle's run and the voice the bundle gets. Cloned: the oracle clones with the
+    publisher's own `prepare_conditionals` from `ref_wav` and runs on its conditionals; the
+    bundle gets voxport's `clone_voice` of the same file, so the rungs compare two clonings.
+    The chunk is filled in by `text_chunk` (voxport's text path over the bundle's tokenizer)."""
+    if ref_wav is None:
+        voice = Voice.from_conditionals(model)
+        fx = record(model, text, seed=seed, max_new_tokens=steps, voice=voice)
+    else:
+        fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
+        voice = clone_voice(model, ref_wav, prompt_tokens_max=prompt_tokens_max)
+    return Case(name, fx, voice, None)
+
+
+def text_chunk(bundle: Path, config: ChatterboxConfig, text: str) -> TextChunk:
+    """`text` through voxport's text path (the bundle's tokenizer.json), as `speak` sees it."""
+    chunks = TextTokenizer(Path(bundle) / TOKENIZER).chunks(text, config.text_budget)
+    if len(chunks) != 1:
+        raise ValueError(f"the gate's utterance {text!r} must be one chunk, got {len(chunks)}")
+    return chunks[0]
+
+
+def text_rung(model, bundle: Path, config: ChatterboxConfig, cases=TEXT_CASES) -> Rung:
+    """Voxport's text path vs the publisher's, per sentence: the normalised text and the ids.
+
+    Publisher: `generate`'s own steps (`punc_norm`, `tokenizer.text_to_tokens`, SOT/EOT), as
+    the oracle runs them. Voxport: `TextTokenizer.chunks` over the bundle's tokenizer.json.
+    """
+    from .oracle import _text_tokens
+
+    def agreement() -> Measured:
+        tok = TextTokenizer(Path(bundle) / TOKENIZER)
+        bad = []
+        for sentence in cases:
+            want_text, want = _text_tokens(model, sentence)
+            want_ids = want[0].numpy().astype(np.int64)
+            try:
+                got = tok.chunks(sentence, config.text_budget)
+            except Exception as err:  # noqa: BLE001 - a refusal is a disagreement, named
+                bad.append(f"{sentence!r}: {type(err).__name__}")
+                continue
+            got_text = " ".join(c.text for c in got)
+            got_ids = np.concatenate([c.ids for c in got]).astype(np.int64)
+            if len(got) != 1 or got_text != want_text or not np.array_equal(got_ids, want_ids):
+                bad.append(f"{sentence!r}: {got_text!r} vs {want_text!r}")
+        n = len(cases)
+        note = f"{n - len(bad)}/{n} sentences: same text and ids"
+        return Measured((n - len(bad)) / n, note + (f"; {'; '.join(bad[:3])}" if bad else ""))
+
+    return Rung("text.ids", "sentence_agreement", 1.0, agreement, True)
+
+
+def voice_rung(case: Case) -> Rung:
+    """Voxport's clone vs the publisher's `prepare_conditionals` on the same reference: the
+    prompt tokens equal (else 0), and the worst cosine over T3's conditioning (cond_emb), the
+    speaker embedding, the prompt mel and the x-vector."""
+    fx, voice = case.fixture, case.voice
+
+    def compare() -> Measured:
+        inp = fx.inputs
+        pairs = {
+            "cond_emb": (fx.intermediates["cond_emb"], voice.cond_emb(float(inp["exaggeration"]))),
+            "t3_speaker_emb": (inp["t3_speaker_emb"], voice.t3_speaker_emb),
+            "prompt_feat": (inp["prompt_feat"], voice.prompt_feat),
+            "xvector": (inp["xvector"], voice.xvector),
+        }
+        shapes = {k: (a.shape, b.shape) for k, (a, b) in pairs.items() if a.shape != b.shape}
+        tokens_equal = all(
+            np.array_equal(inp[k], getattr(voice, k)) for k in ("prompt_tokens", "t3_prompt_tokens")
+        )
+        if shapes or not tokens_equal:
+            return Measured(0.0, f"prompt tokens equal: {tokens_equal}; shapes differ: {shapes}")
+        worst = {k: _cos(a, b) for k, (a, b) in pairs.items()}
+        name = min(worst, key=worst.get)
+        note = (
+            f"prompt {voice.prompt_token_len} tokens equal, T3 prompt "
+            f"{voice.t3_prompt_tokens.shape[1]} equal; worst {name}"
+        )
+        return Measured(worst[name], note)
+
+    return Rung(f"voice[{case.name}].conds", "min_cosine", COS_VOICE, compare, True)
 
 
 def _speech_tokens(fx: Fixture) -> np.ndarray:
@@ -246,7 +360,16 @@ def e2e_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
     def wav():
         return fx.outputs["wav_unwatermarked"].reshape(-1), run().wav
 
+    def logits() -> float:
+        # the same run's T3 (the bundle's voice and text ids, the oracle's tokens forced)
+        t3 = run().t3
+        ref_c, ref_u = fx.intermediates["t3_cond_logits"], fx.intermediates["t3_uncond_logits"]
+        if t3.cond_logits.shape != ref_c.shape:
+            return 0.0
+        return min(_min_row_cosine(ref_c, t3.cond_logits), _min_row_cosine(ref_u, t3.uncond_logits))
+
     return [
+        Rung(f"e2e[{case.name}].t3_logits", "min_step_cosine", COS_T3, logits, True),
         Rung(f"e2e[{case.name}].mel", "cosine", COS_MEL, mel),
         Rung(f"e2e[{case.name}].wav", "magspec_corr", MAGSPEC_E2E, wav),
     ]
@@ -272,12 +395,14 @@ def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
 
 
 def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
-    """Mel with n Euler steps vs 10 steps, same tokens and noise (the card's step table)."""
+    """The bundle's mel with n Euler steps vs the oracle's 10-step mel (the publisher's
+    S3Gen), same tokens and noise (the card's step table). Every row is an independent
+    bundle run: the 10-step row is the bundle's 10-step flow against the publisher's."""
     fx = case.fixture
     tokens = _speech_tokens(fx)
-    ref = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=steps[0]).mel
-    rows = [{"steps": steps[0], "mel_cos_vs_10": 1.0}]
-    for n in steps[1:]:
+    ref = fx.intermediates["mel"]
+    rows = []
+    for n in steps:
         mel = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=n).mel
         rows.append({"steps": n, "mel_cos_vs_10": round(_cos(ref, mel), 6)})
     return rows
@@ -301,22 +426,34 @@ def run_gate(
     stop_on_fail: bool = False,
     json_path: Path | None = None,
     markdown: Path | None = None,
+    fp16_steps: str = "all",
 ) -> int:
     """The oracle on the gate's utterance (default and cloned voice), then the ladder."""
     from gates.report import emit
 
+    if fp16_steps not in FP16_STEPS:
+        raise UserError(f"fp16_steps must be one of {FP16_STEPS}, got {fp16_steps!r}")
+
     steps = GATE_TOKENS[config.name]
+    problems = config.flow_fit_problems()
+    if problems:  # a config whose longest prompt + full chunk overflows S3Gen's buckets
+        raise BucketOverflowError(f"chatterbox {config.name}: {'; '.join(problems)}")
     print(f"chatterbox gate: oracle on {GATE_TEXT!r}, {steps} T3 steps", file=sys.stderr)
     cases = [make_case(model, "default", GATE_TEXT, steps, seed)]
     with tempfile.TemporaryDirectory(prefix="voxport-cbx-ref-") as tmp:
         import soundfile as sf
 
         ref = Path(tmp) / "reference.wav"
-        sf.write(ref, weights.synthetic_reference(REF_SECONDS, seed + 7), 16_000)
-        cases.append(make_case(model, "cloned", GATE_TEXT, steps, seed, ref))
+        wav = weights.synthetic_reference(REF_SECONDS, seed + 7, sample_rate=REF_RATE)
+        sf.write(ref, wav, REF_RATE)  # written at the rate it was made at
+        cases.append(
+            make_case(model, "cloned", GATE_TEXT, steps, seed, ref, config.prompt_tokens_max)
+        )
 
     sizes = gate_config(config)
     bundle, int8 = gate_bundles(bundles, config)
+    for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
+        case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
     # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
     # runtime emulates fp16 matmuls ~150x slower than fp32
     frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
@@ -336,31 +473,34 @@ def run_gate(
     # opens: a published int8 T3 holds ~6 GB in its worker, dequantised.
     side: list = []
     for path, make in (
-        (int8, lambda b: t3_rungs(b, default, "int8", None)),
-        (fp16, lambda b: [_fp16_rung(b, default)]),
+        (int8, lambda b: t3_rungs(b, default, "int8", COS_T3_INT8)),
+        (fp16, lambda b: [_fp16_rung(b, default, fp16_steps)]),
     ):
         with ChatterboxBundle(path, isolate=True) as side_bundle:
             side += run_ladder("chatterbox", make(side_bundle)).rungs
     with ChatterboxBundle(bundle, isolate=True) as cb:
+        head = [text_rung(model, bundle, sizes), *t3_rungs(cb, default, "fp32", COS_T3)]
         rungs = [
-            *t3_rungs(cb, default, "fp32", COS_T3),
+            *head,
             *flow_rungs(cb, default),
             hift_rung(cb, default),
             *e2e_rungs(cb, default),
+            voice_rung(cases[1]),
             *e2e_rungs(cb, cases[1]),
             free_run_rung(cb, default),
         ]
         main = run_ladder("chatterbox", rungs, stop_on_fail=stop_on_fail)
         table = step_count_table(cb, default)
-    report = LadderReport("chatterbox", [*main.rungs[:2], *side, *main.rungs[2:]])
+    n = len(head)
+    report = LadderReport("chatterbox", [*main.rungs[:n], *side, *main.rungs[n:]])
     print(
-        "CFM step count (bundle, same tokens and noise): "
+        "CFM step count (bundle, same tokens and noise; vs the publisher's 10-step mel): "
         + ", ".join(f"{r['steps']} steps mel cos {r['mel_cos_vs_10']:.4f}" for r in table)
     )
     emit(report, json_path, markdown)
     if markdown:
         with open(markdown, "a") as f:
-            f.write("\n| Euler steps | mel cos vs 10 steps |\n|---:|---:|\n")
+            f.write("\n| Euler steps | mel cos vs the publisher's 10 steps |\n|---:|---:|\n")
             for r in table:
                 f.write(f"| {r['steps']} | {r['mel_cos_vs_10']:.4f} |\n")
     return 0 if report.passed else 1
@@ -392,14 +532,22 @@ def _estimator_worst_cosine(cb: ChatterboxBundle, it: dict, steps) -> float:
     return worst
 
 
-def _fp16_rung(cb16: ChatterboxBundle, case: Case) -> Rung:
+def _fp16_rung(cb16: ChatterboxBundle, case: Case, which: str = "all") -> Rung:
+    """The fp16 estimator on the oracle's inputs at every Euler step (`which="all"`), or at
+    the middle one only (`"mid"`: fp16 is emulated slowly on the Linux runtime)."""
     it = case.fixture.intermediates
-    mid = len(it["cfm_x"]) // 2  # one mid-trajectory step: fp16 is slow on this runtime
+    n = len(it["cfm_x"])
+    steps = range(n) if which == "all" else [n // 2]
+    label = "" if which == "all" else f"@step{n // 2}"
+
+    def worst() -> Measured:
+        value = _estimator_worst_cosine(cb16, it, steps)
+        return Measured(value, f"{len(steps)}/{n} Euler steps")
 
     return Rung(
-        "flow_estimator[fp16].velocity",
+        f"flow_estimator[fp16{label}].velocity",
         "min_step_cosine",
         COS_ESTIMATOR["fp16"],
-        lambda: _estimator_worst_cosine(cb16, it, [mid]),
+        worst,
         True,
     )

@@ -57,7 +57,7 @@ from conversion.core.sampling import U_MAX, U_MIN
 from oracles import Fixture, capture_random_draws
 
 from .config import SAMPLE_RATE
-from .voice import Voice, check_exaggeration, clone_voice
+from .voice import Voice, check_exaggeration, inspect_reference
 
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
@@ -381,11 +381,27 @@ def _forced_path(model: ChatterboxTTS, forced_tokens: np.ndarray | None) -> np.n
 
 def _choose_voice(
     model: ChatterboxTTS, ref_wav: Path | None, voice: Voice | None, exaggeration: float
-) -> Voice:
-    """`ref_wav` cloned, else `voice`, else the model's default conditionals."""
+) -> tuple[Voice, Any]:
+    """(the voice as recorded, the publisher's `Conditionals` the run uses).
+
+    `ref_wav`: cloned by the publisher's own `prepare_conditionals` and run on exactly the
+    conditionals it made (the Voice only records them); else `voice` or the model's default,
+    run on `Voice.to_conditionals()`.
+    """
     if ref_wav is not None:
-        return clone_voice(model, ref_wav, exaggeration)
-    return Voice.from_conditionals(model) if voice is None else voice
+        info = inspect_reference(ref_wav, prompt_seconds=model.DEC_COND_LEN / SAMPLE_RATE)
+        saved = model.conds
+        try:
+            model.prepare_conditionals(str(ref_wav), exaggeration=exaggeration)
+            conds = model.conds
+        finally:
+            model.conds = saved
+        recorded = Voice.from_conditionals(
+            model, conds, source=Path(ref_wav).name, notes=info.notes
+        )
+        return recorded, conds
+    voice = Voice.from_conditionals(model) if voice is None else voice
+    return voice, voice.to_conditionals()
 
 
 def _update_exaggeration(model: ChatterboxTTS, exaggeration: float) -> None:
@@ -510,16 +526,17 @@ def record(
 ) -> Fixture:
     """Run `ChatterboxTTS.generate`'s steps on `text` and record everything (module docstring).
 
-    The voice: `ref_wav` (cloned by the publisher's `prepare_conditionals`), else `voice`, else
-    the model's default (`model.conds`). Defaults are `generate`'s, except `max_new_tokens`
-    (generate hard-codes 1000) and `n_cfm_timesteps` (S3Gen's default, 10).
+    The voice: `ref_wav` (cloned by the publisher's `prepare_conditionals`, whose conditionals
+    the run uses as they are), else `voice`, else the model's default (`model.conds`).
+    Defaults are `generate`'s, except `max_new_tokens` (generate hard-codes 1000) and
+    `n_cfm_timesteps` (S3Gen's default, 10).
     """
     exaggeration = check_exaggeration(exaggeration)
     _check_cfg_weight(cfg_weight)
     forced = _forced_path(model, forced_tokens)
     if forced is not None:
         max_new_tokens = int(forced.size)
-    voice = _choose_voice(model, ref_wav, voice, exaggeration)
+    voice, conds = _choose_voice(model, ref_wav, voice, exaggeration)
     sampling = {
         "cfg_weight": cfg_weight,
         "temperature": temperature,
@@ -527,7 +544,7 @@ def record(
         "min_p": min_p,
         "top_p": top_p,
     }
-    with _swapped_conds(model, voice.to_conditionals()):
+    with _swapped_conds(model, conds):
         _update_exaggeration(model, exaggeration)
         normalized, text_tokens = _text_tokens(model, text)
         torch.manual_seed(int(seed))

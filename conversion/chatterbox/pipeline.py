@@ -25,14 +25,14 @@ from conversion.core.errors import UserError
 from conversion.core.loaded_bundle import LoadedBundle
 from conversion.core.sampling import SamplingConfig
 
-from .config import SAMPLE_RATE, ChatterboxConfig
+from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
 from .flow import host as host_flow
 from .hift import host as host_hift
 from .t3 import host as host_t3
 from .t3.graphs import START_SPEECH, T3_VOCAB
 from .text import TextChunk, TextTokenizer
-from .voice import Voice
+from .voice import Voice, VoiceError
 
 SPEECH_VOCAB = 6561  # S3 tokens; T3's ids at and above it (start/stop/pad) never reach S3Gen
 
@@ -157,6 +157,18 @@ class ChatterboxBundle(LoadedBundle):
         self._require("hift_f0", "hift_trunk")
         return host_hift.vocode(self.session, self.arrays["hift"], mel, draws=draws, seed=seed)
 
+    def check_voice(self, voice: Voice) -> None:
+        """VoiceError when `voice`'s S3Gen prompt is longer than this bundle's cap (prompt +
+        a full chunk must fit the flow encoder's largest bucket), before any graph runs."""
+        cap = self.config.prompt_tokens_max
+        if voice.prompt_token_len > cap:
+            raise VoiceError(
+                f"voice {voice.source or '(unnamed)'} has {voice.prompt_token_len} S3Gen prompt "
+                f"tokens; this {self.config.name} bundle takes at most {cap} "
+                f"({cap * TOKEN_HOP / SAMPLE_RATE:g} s of reference): clone it again with "
+                f"`voxport voice chatterbox --ref WAV --config {self.config.name}`"
+            )
+
     def noise_frames(self, voice: Voice, n_tokens: int) -> int:
         ratio = int(self.arrays["flow"]["token_mel_ratio"])
         return ratio * (voice.prompt_token_len + n_tokens)
@@ -180,6 +192,7 @@ class ChatterboxBundle(LoadedBundle):
         on_token: Callable[[int, int], None] | None = None,
     ) -> ChunkResult:
         """One chunk to audio. `draws` replays given randomness (the rest comes from `seed`)."""
+        self.check_voice(voice)
         start = time.perf_counter()
         self.session.since_mark()
         seeded = ChunkDraws.from_seed(seed, index)
@@ -230,6 +243,7 @@ class ChatterboxBundle(LoadedBundle):
             raise UserError(
                 f"{self.path} has no default voice (the snapshot had no conds.pt): pass --ref"
             )
+        self.check_voice(voice)
         chunks = chunks if chunks is not None else self.chunks(text)
         results = []
         for i, chunk in enumerate(chunks):

@@ -21,8 +21,10 @@ non-finite samples, digital silence, and anything shorter than `MIN_REFERENCE_SE
 publisher's own pieces crash below 0.03 s (the S3 tokenizer's STFT reflect-pads 720 samples at
 16 kHz) and CAMPPlus's x-vector is NaN at 0.04 s (measured on chatterbox-tts 0.1.7); the 1.0 s
 floor leaves a wide margin and is still far below the 5-10 s a usable clone wants. Longer than
-10 s is cut exactly as the publisher cuts (we only say so): S3Gen's prompt uses the first 10 s
-(`DEC_COND_LEN`), T3's speech prompt the first 6 s (`ENC_COND_LEN`), the voice encoder all of it.
+the prompt cap is cut exactly as the publisher cuts (we only say so): S3Gen's prompt uses the
+first `DEC_COND_LEN` samples (10 s published; `prompt_tokens_max` tokens' worth, 1.6 s, at the
+reduced sizes, so prompt + a full T3 chunk fits the flow encoder's largest bucket), T3's speech
+prompt the first 6 s (`ENC_COND_LEN`), the voice encoder all of it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import torch
 
 from conversion.core.errors import ReferenceAudioError, UserError
 
-from .config import SAMPLE_RATE
+from .config import SAMPLE_RATE, TOKEN_HOP
 
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS, Conditionals
@@ -110,8 +112,14 @@ class ReferenceInfo:
         return self.wav.size / self.sample_rate
 
 
-def inspect_reference(path: str | os.PathLike[str]) -> ReferenceInfo:
-    """Decode `path` as the publisher does and check that it can make a voice."""
+def inspect_reference(
+    path: str | os.PathLike[str], prompt_seconds: float = DEC_COND_SECONDS
+) -> ReferenceInfo:
+    """Decode `path` as the publisher does and check that it can make a voice.
+
+    `prompt_seconds` is the cap S3Gen's prompt is cut to (the publisher's 10 s; less at the
+    reduced sizes): a longer reference is noted, not refused.
+    """
     path = Path(path)
     if not path.is_file():
         raise ReferenceAudioError(
@@ -156,11 +164,15 @@ def inspect_reference(path: str | os.PathLike[str]) -> ReferenceInfo:
         notes.append(f"downmixed {channels} channels to mono")
     if source_rate is not None and source_rate != SAMPLE_RATE:
         notes.append(f"resampled from {source_rate} Hz to {SAMPLE_RATE} Hz")
-    if seconds > DEC_COND_SECONDS:
+    if seconds > prompt_seconds:
+        t3 = (
+            f", T3's speech prompt the first {ENC_COND_SECONDS} s"
+            if seconds > ENC_COND_SECONDS
+            else ""
+        )
         notes.append(
             f"reference is {seconds:.1f} s: as in the publisher's prepare_conditionals, S3Gen's "
-            f"prompt uses the first {DEC_COND_SECONDS} s, T3's speech prompt the first "
-            f"{ENC_COND_SECONDS} s, and the voice encoder all of it"
+            f"prompt uses the first {prompt_seconds:g} s{t3}, and the voice encoder all of it"
         )
     return ReferenceInfo(wav, int(sr), source_rate, channels, tuple(notes))
 
@@ -380,22 +392,63 @@ def _np(value: Any) -> np.ndarray:
 
 @torch.no_grad()
 def clone_voice(
-    model: ChatterboxTTS, wav_path: str | os.PathLike[str], exaggeration: float = 0.5
+    model: ChatterboxTTS,
+    wav_path: str | os.PathLike[str],
+    exaggeration: float = 0.5,
+    prompt_tokens_max: int | None = None,
 ) -> Voice:
     """A voice from a reference recording, by the publisher's own `prepare_conditionals`.
 
     The reference is checked first (`inspect_reference`); the publisher's function then decodes
-    the same file the same way. `model.conds` (the default voice) is left as it was.
+    the same file the same way. S3Gen's prompt is cut the way the publisher cuts it, the first
+    `DEC_COND_LEN` samples of the 24 kHz reference before `embed_ref` (which makes the prompt
+    tokens and the prompt mel from the same cut samples and trims the tokens to half the mel
+    frames): here at most `prompt_tokens_max` tokens' worth of samples (`TOKEN_HOP` each), so
+    that prompt + a full chunk fits the flow encoder's largest bucket (full attention: it
+    cannot be chunked exactly). `model.conds` (the default voice) is left as it was.
     """
     exaggeration = check_exaggeration(exaggeration)
-    info = inspect_reference(wav_path)
+    cap = int(model.DEC_COND_LEN)
+    if prompt_tokens_max is not None:
+        if prompt_tokens_max < 1:
+            raise VoiceError(f"prompt_tokens_max must be >= 1, got {prompt_tokens_max}")
+        cap = min(cap, int(prompt_tokens_max) * TOKEN_HOP)
+    info = inspect_reference(wav_path, prompt_seconds=cap / SAMPLE_RATE)
     for note in info.notes:
         log.warning("reference %s: %s", wav_path, note)
-    saved = model.conds
+    saved, own_cap = model.conds, vars(model).get("DEC_COND_LEN")
     try:
+        model.DEC_COND_LEN = cap
         model.prepare_conditionals(str(wav_path), exaggeration=exaggeration)
-        return Voice.from_conditionals(
+        voice = Voice.from_conditionals(
             model, model.conds, source=Path(wav_path).name, notes=info.notes
         )
     finally:
         model.conds = saved
+        if own_cap is None:
+            del model.DEC_COND_LEN
+        else:
+            model.DEC_COND_LEN = own_cap
+    return cap_prompt(voice, cap // TOKEN_HOP)
+
+
+def cap_prompt(voice: Voice, tokens_max: int) -> Voice:
+    """`voice` with at most `tokens_max` S3Gen prompt tokens and their 2 mel frames each.
+
+    A clone from `tokens_max * TOKEN_HOP` samples already holds at most that many (embed_ref
+    keeps half the mel frames' worth); this guards the bucket bound, cutting tokens and
+    frames together as embed_ref pairs them.
+    """
+    if voice.prompt_token_len <= tokens_max:
+        return voice
+    log.warning(
+        "voice %s: S3Gen prompt cut from %d to %d tokens",
+        voice.source,
+        voice.prompt_token_len,
+        tokens_max,
+    )
+    return dataclasses.replace(
+        voice,
+        prompt_tokens=voice.prompt_tokens[:, :tokens_max],
+        prompt_feat=voice.prompt_feat[:, : 2 * tokens_max],
+    )

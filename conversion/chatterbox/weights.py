@@ -102,6 +102,11 @@ def load_model(folder: Path, config: ChatterboxConfig | None = None) -> Chatterb
     model.t3.eval()
     model.s3gen.eval()
     model.ve.eval()
+    # The reference cap S3Gen's prompt is cut to (`prepare_conditionals`: the first
+    # DEC_COND_LEN samples). Published: the publisher's own 10 s. Reduced: the reduced sizes'
+    # shorter cap, so the publisher's cloning and voxport's cut the same samples.
+    if snapshot_config.prompt_samples_max < ChatterboxTTS.DEC_COND_LEN:
+        model.DEC_COND_LEN = snapshot_config.prompt_samples_max
     return model
 
 

@@ -20,6 +20,7 @@ from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 COMMON = ["--weights", "random", "--config", "reduced"]
+REF_SECONDS = 3.0  # > the reduced sizes' S3Gen prompt cap (40 tokens, 1.6 s)
 
 
 def _voxport(*argv, timeout=1800):
@@ -30,14 +31,17 @@ def _voxport(*argv, timeout=1800):
 
 @pytest.fixture(scope="module")
 def gated_bundle(tmp_path_factory):
-    """Export the reduced fp32 bundle, speak with it (cloning a stereo 16 kHz reference), then
-    gate it, all on the same arguments: one export, reused by speak, the gate and later tests."""
+    """Export the reduced fp32 bundle, speak with it (cloning a stereo 16 kHz reference longer
+    than the reduced prompt cap, so its prompt is cut and prompt + the full T3 budget must fit
+    the largest encoder bucket), then gate it (the fp16 estimator rung on its middle Euler step:
+    fp16 is emulated slowly here), all on the same arguments: one export, reused by speak, the
+    gate and later tests."""
     tmp = tmp_path_factory.mktemp("chatterbox")
     bundle, report, md = tmp / "bundle", tmp / "gate.json", tmp / "gate.md"
     steps = Steps(bundle)
     steps.run("export", _voxport("export", "chatterbox", *COMMON, "--output-dir", str(bundle)))
     ref = tmp / "ref.wav"
-    mono = weights.synthetic_reference(2.0, seed=3, sample_rate=16_000)
+    mono = weights.synthetic_reference(REF_SECONDS, seed=3, sample_rate=16_000)
     sf.write(ref, np.stack([mono, 0.5 * mono], axis=1), 16_000)  # stereo, 16 kHz
     steps.run(
         "speak",
@@ -51,11 +55,11 @@ def gated_bundle(tmp_path_factory):
         "gate",
         _voxport(
             "gate", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(report),
-            "--markdown", str(md),
+            "--markdown", str(md), "--fp16-steps", "mid",
         ),
     )  # fmt: skip
     assert report.exists(), proc.stderr[-3000:]
-    return bundle, json.loads(report.read_text()), md.read_text(), proc, steps
+    return bundle, json.loads(report.read_text()), md.read_text(), proc, steps, ref
 
 
 @pytest.mark.slow
@@ -65,29 +69,47 @@ def test_export_speak_gate_export_once(gated_bundle):
 
 @pytest.mark.slow
 def test_reduced_gate_passes_every_rung(gated_bundle):
-    _, report, md, proc, _ = gated_bundle
+    _, report, md, proc, _, _ = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
     assert proc.returncode == 0
     names = " ".join(r["name"] for r in report["rungs"])
     for part in (
+        "text.ids",
         "t3[fp32].logits",
+        "t3[int8].logits",
         "t3[int8].draws",
         "flow_encoder.mu",
         "flow_estimator.velocity",
-        "flow_estimator[fp16].velocity",
+        "flow_estimator[fp16@step5].velocity",
         "hift.wav",
+        "e2e[default].t3_logits",
         "e2e[default].mel",
+        "voice[cloned].conds",
+        "e2e[cloned].t3_logits",
+        "e2e[cloned].mel",
         "e2e[cloned].wav",
         "t3[fp32].free_run",
     ):
         assert part in names
-    assert "| Euler steps | mel cos vs 10 steps |" in md  # the step-count table
+    by_name = {r["name"]: r for r in report["rungs"]}
+    assert "8/8 sentences" in by_name["text.ids"]["detail"]
+    # the step-count table: every row the bundle's own run against the publisher's 10 steps
+    head = "| Euler steps | mel cos vs the publisher's 10 steps |"
+    assert head in md
+    rows = dict(
+        (int(a), float(b))
+        for a, b in (
+            line.strip("|").split("|") for line in md.split(head)[1].splitlines()[2:] if line
+        )
+    )
+    assert sorted(rows) == [4, 6, 8, 10]
+    assert rows[10] >= 0.999 and max(rows[4], rows[6], rows[8]) < rows[10]
 
 
 @pytest.mark.slow
 def test_speak_clones_a_stereo_16k_reference(gated_bundle):
-    bundle, _, _, _, steps = gated_bundle
+    bundle, _, _, _, steps, _ = gated_bundle
     proc = steps.procs["speak"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "cloning the voice" in proc.stderr
@@ -97,10 +119,30 @@ def test_speak_clones_a_stereo_16k_reference(gated_bundle):
 
 
 @pytest.mark.slow
+def test_speak_with_the_clone_is_not_the_default_voice(gated_bundle, tmp_path):
+    """The clone has an effect: the same speak with the same seed and options but the
+    bundle's default voice (no --ref) gives other audio (speak draws everything from the seed:
+    ChunkDraws.from_seed; the gate's free-run rung shows the bundle replays given draws)."""
+    bundle, _, _, _, steps, _ = gated_bundle
+    assert steps.procs["speak"].returncode == 0, steps.procs["speak"].stderr[-3000:]
+    out = tmp_path / "default.wav"
+    proc = _voxport(
+        "speak", "chatterbox", "Hi there.", *COMMON, "--bundle", str(bundle), "-o", str(out),
+        "--exaggeration", "0.7", "--cfg", "0.4", "--seed", "5",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "cloning the voice" not in proc.stderr
+    cloned, _ = sf.read(bundle.parent / "out.wav", dtype="float32")
+    default, _ = sf.read(out, dtype="float32")
+    n = min(cloned.size, default.size)
+    assert cloned.size != default.size or not np.allclose(cloned[:n], default[:n], atol=1e-3)
+
+
+@pytest.mark.slow
 def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
     from conversion.chatterbox.pipeline import ChatterboxBundle
 
-    bundle, _, _, _, _ = gated_bundle
+    bundle, _, _, _, _, _ = gated_bundle
     text = " ".join(["The quick brown fox jumps over the lazy dog, again and again."] * 4)
     with ChatterboxBundle(bundle) as cb:
         chunks = cb.chunks(text)
@@ -112,7 +154,7 @@ def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
 
 @pytest.mark.slow
 def test_bench_reports_every_stage(gated_bundle, tmp_path):
-    bundle, _, _, _, _ = gated_bundle
+    bundle, _, _, _, _, _ = gated_bundle
     out = tmp_path / "bench.json"
     proc = _voxport("bench", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]

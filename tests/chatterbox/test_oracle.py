@@ -201,6 +201,8 @@ def test_record_with_a_reference_wav(model, tmp_path):
     default = model.conds
     out = record(model, TEXT, seed=1, max_new_tokens=3, ref_wav=path)
     assert model.conds is default
-    assert out.inputs["prompt_tokens"].shape == (1, 75)
+    # 3 s, cut to the reduced model's S3Gen prompt cap (its DEC_COND_LEN: 40 tokens, 1.6 s)
+    assert out.inputs["prompt_tokens"].shape == (1, 40)
+    assert out.inputs["t3_prompt_tokens"].shape == (1, 75)  # T3's prompt: all 3 s
     assert out.meta["voice"] == "ref.wav"
     assert any("resampled from 16000 Hz" in n for n in out.meta["voice_notes"])

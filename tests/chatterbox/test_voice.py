@@ -5,13 +5,14 @@ prepare_conditionals, bad references, and the voice file."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
 
-from conversion.chatterbox.config import REDUCED
+from conversion.chatterbox.config import PUBLISHED, REDUCED
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.voice import (
     Voice,
@@ -22,6 +23,7 @@ from conversion.chatterbox.voice import (
     load_reference,
 )
 from conversion.chatterbox.weights import load_model, synthetic_reference
+from conversion.core.buckets import BucketTable
 from conversion.core.errors import ReferenceAudioError, UserError
 
 
@@ -102,10 +104,12 @@ def test_clone_from_stereo_16k_matches_the_publisher(model, tmp_path):
     default = model.conds
     voice = clone_voice(model, path, exaggeration=0.6)
     assert model.conds is default  # the default voice is left alone
-    assert voice.notes == info.notes and voice.source == path.name
+    assert voice.notes[: len(info.notes)] == info.notes and voice.source == path.name
+    # 2 s is longer than the reduced sizes' S3Gen prompt cap (40 tokens = 1.6 s): said so
+    assert any("S3Gen's prompt uses the first 1.6 s" in n for n in voice.notes)
     assert voice.t3_speaker_emb.shape == (1, 256) and voice.xvector.shape == (1, 192)
-    assert voice.t3_prompt_tokens.shape == (1, 50) and voice.prompt_tokens.shape == (1, 50)
-    assert voice.prompt_feat.shape == (1, 100, 80)
+    assert voice.t3_prompt_tokens.shape == (1, 50)  # T3's prompt: all 2 s at 25 Hz
+    assert voice.prompt_tokens.shape == (1, 40) and voice.prompt_feat.shape == (1, 80, 80)
     assert voice.cond_emb().shape == (1, 34, 1024)
 
     # the publisher's prepare_conditionals on the same audio as a mono 24 kHz (float) file
@@ -119,14 +123,55 @@ def test_clone_from_stereo_16k_matches_the_publisher(model, tmp_path):
         model.conds = default
 
 
+def test_configs_fit_the_longest_prompt_and_a_full_chunk():
+    """The flow encoder is full attention (no exact chunking): the longest prompt a voice may
+    have plus a full T3 chunk must fit its largest bucket, two mel frames per token the
+    estimator's, the chunk's frames the vocoder's; published, the cap is the publisher's 10 s."""
+    from chatterbox.tts import ChatterboxTTS
+
+    for config in (PUBLISHED, REDUCED):
+        tokens = config.prompt_tokens_max + config.speech_budget
+        assert tokens <= max(config.encoder_tokens), config.name
+        assert 2 * tokens <= max(config.estimator_frames), config.name
+        assert 2 * config.speech_budget <= max(config.vocoder_frames), config.name
+        assert config.flow_fit_problems() == []
+    assert PUBLISHED.prompt_samples_max == ChatterboxTTS.DEC_COND_LEN == 10 * 24000
+    assert (REDUCED.prompt_tokens_max, REDUCED.speech_budget, max(REDUCED.encoder_tokens)) == (
+        40,
+        48,
+        96,
+    )
+    # one token more than the largest bucket is reported
+    over = dataclasses.replace(REDUCED, prompt_tokens_max=49)
+    assert any("97 tokens > the largest encoder bucket 96" in p for p in over.flow_fit_problems())
+
+
 def test_long_reference_is_cut_as_the_publisher_does(model, tmp_path):
+    """11 s: T3's prompt is the first 6 s (150 tokens); S3Gen's is cut at the reduced cap
+    (40 tokens, 1.6 s) with the matching 80 prompt-mel frames, as the publisher's
+    prepare_conditionals cuts its reference, so prompt + a full chunk fits the largest
+    encoder bucket."""
     path = tmp_path / "long.wav"
     sf.write(path, synthetic_reference(11.0, seed=2), 24000)
-    voice = clone_voice(model, path)
-    assert any("first 10 s" in n and "first 6 s" in n for n in voice.notes)
+    voice = clone_voice(model, path, prompt_tokens_max=REDUCED.prompt_tokens_max)
+    assert any("first 1.6 s" in n and "first 6 s" in n for n in voice.notes)
     assert voice.t3_prompt_tokens.shape == (1, 150)  # 6 s at 25 Hz
-    assert voice.prompt_tokens.shape == (1, 250)  # 10 s at 25 Hz
-    assert voice.prompt_feat.shape == (1, 500, 80)
+    assert voice.prompt_tokens.shape == (1, REDUCED.prompt_tokens_max)
+    assert voice.prompt_feat.shape == (1, 2 * REDUCED.prompt_tokens_max, 80)
+    n = voice.prompt_token_len + REDUCED.speech_budget
+    assert BucketTable([{"N": b} for b in REDUCED.encoder_tokens]).select(N=n)["N"] == 96
+    assert BucketTable([{"F": b} for b in REDUCED.estimator_frames]).select(F=2 * n)["F"] == 192
+    # the publisher's own prepare_conditionals on the reference cut at the cap: the same voice
+    cut = tmp_path / "cut.wav"
+    wav, _ = load_reference(path)
+    sf.write(cut, wav[: REDUCED.prompt_tokens_max * 960], 24000, subtype="FLOAT")
+    default = model.conds
+    try:
+        model.prepare_conditionals(str(cut), exaggeration=0.5)
+        np.testing.assert_array_equal(voice.prompt_tokens, model.conds.gen["prompt_token"].numpy())
+        np.testing.assert_array_equal(voice.prompt_feat, model.conds.gen["prompt_feat"].numpy())
+    finally:
+        model.conds = default
 
 
 def test_bad_references_say_what_to_do(model, tmp_path):
@@ -185,3 +230,51 @@ def test_save_load_roundtrip(model, tmp_path):
         Voice.load(bad)
     with pytest.raises(VoiceError, match="does not exist"):
         Voice.load(tmp_path / "nope.npz")
+
+
+def _synthetic_voice(prompt_tokens: int) -> Voice:
+    rng = np.random.default_rng(0)
+    return Voice(
+        t3_speaker_emb=rng.standard_normal((1, 256)),
+        t3_prompt_tokens=rng.integers(0, 6561, (1, 10)),
+        cond_emb_base=rng.standard_normal((1, 34, 1024)),
+        emotion_adv_weight=rng.standard_normal(1024),
+        exaggeration=0.5,
+        prompt_tokens=rng.integers(0, 6561, (1, prompt_tokens)),
+        prompt_feat=rng.standard_normal((1, 2 * prompt_tokens + 1, 80)),
+        xvector=rng.standard_normal((1, 192)),
+        source="big.npz",
+    )
+
+
+def test_a_voice_over_the_bundles_prompt_cap_is_refused_before_compute():
+    """A voice file cloned for the published sizes (up to 250 prompt tokens) on a reduced
+    bundle: a one-line VoiceError naming the fix, from speak and synthesize, before T3 runs."""
+    from types import SimpleNamespace
+
+    from conversion.chatterbox.pipeline import ChatterboxBundle, SpeakOptions
+    from conversion.chatterbox.text import TextChunk
+
+    fake = SimpleNamespace(config=REDUCED, session=None)  # no graph can run
+    fake.check_voice = lambda v: ChatterboxBundle.check_voice(fake, v)
+    big = _synthetic_voice(REDUCED.prompt_tokens_max + 1)
+    chunk = TextChunk("Hi.", np.array([255, 10, 0], np.int32))
+    for call in (
+        lambda: ChatterboxBundle.check_voice(fake, big),
+        lambda: ChatterboxBundle.speak(fake, "Hi.", voice=big, chunks=[chunk]),
+        lambda: ChatterboxBundle.synthesize(fake, chunk, big, SpeakOptions()),
+    ):
+        with pytest.raises(VoiceError, match=r"big\.npz has 41 S3Gen prompt tokens.*at most 40"):
+            call()
+    ChatterboxBundle.check_voice(fake, _synthetic_voice(REDUCED.prompt_tokens_max))
+
+
+def test_cap_prompt_cuts_tokens_and_frames_together():
+    from conversion.chatterbox.voice import cap_prompt
+
+    voice = _synthetic_voice(45)
+    cut = cap_prompt(voice, 40)
+    assert cut.prompt_tokens.shape == (1, 40) and cut.prompt_feat.shape == (1, 80, 80)
+    np.testing.assert_array_equal(cut.prompt_tokens, voice.prompt_tokens[:, :40])
+    np.testing.assert_array_equal(cut.prompt_feat, voice.prompt_feat[:, :80])
+    assert cap_prompt(voice, 45) is voice
