@@ -193,6 +193,7 @@ class ChatterboxBundle(LoadedBundle):
     ) -> ChunkResult:
         """One chunk to audio. `draws` replays given randomness (the rest comes from `seed`)."""
         self.check_voice(voice)
+        self.between_utterances()  # T3's KV state is rebuilt by each chunk's prefill
         start = time.perf_counter()
         self.session.since_mark()
         seeded = ChunkDraws.from_seed(seed, index)

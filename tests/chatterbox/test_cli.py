@@ -235,3 +235,53 @@ def test_truncated_checkpoint_is_named(tmp_path):
     )
     with pytest.raises(WeightsError, match=r"t3_cfg\.safetensors cannot be read"):
         weights.load_model(tmp_path)
+
+
+@pytest.mark.slow
+def test_memory_stays_flat_over_50_utterances(gated_bundle):
+    """RSS of this process and its runtime child together grows <= 50 MB over 50 utterances
+    (the runtime keeps every output buffer; the isolated child is recycled between them).
+    T3 — the call that leaks most, 64 KB of logits a token — runs for every utterance, the
+    whole pipeline (flow encoder, estimator, HiFT) for every tenth: the same call paths."""
+    import psutil
+
+    from conversion.chatterbox.pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
+
+    me = psutil.Process()
+
+    def total_rss() -> int:
+        return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
+
+    options = SpeakOptions(max_new_tokens=8, n_steps=2)
+    with ChatterboxBundle(gated_bundle[0], isolate=True) as cb:
+        chunk, voice = cb.chunks("Hi there.")[0], cb.default_voice
+        cb.synthesize(chunk, voice, options)  # warm: lowering, first allocations
+        start = total_rss()
+        for i in range(50):
+            if i % 10 == 9:
+                result = cb.synthesize(chunk, voice, options, seed=i)
+                assert result.calls.get("t3", 0) >= 1
+                continue
+            cb.between_utterances()
+            t3 = cb.t3(chunk.ids, voice, options, ChunkDraws.from_seed(i, 0).uniforms)
+            assert 1 <= len(t3.tokens) <= 8
+        growth_mb = (total_rss() - start) / 2**20
+    print(f"chatterbox RSS growth over 50 utterances: {growth_mb:.1f} MB")
+    assert growth_mb <= 50, f"RSS grew {growth_mb:.1f} MB over 50 utterances"
+
+
+@pytest.mark.slow
+def test_reduced_ladder_passes_at_another_weights_seed(tmp_path):
+    """CI's second weights seed (the card's sweep runs more): its own export, the whole gate
+    (the fp16 estimator on its middle step, as CI's first)."""
+    bundle, report = tmp_path / "bundle", tmp_path / "gate.json"
+    proc = _voxport(
+        "gate", "chatterbox", *COMMON, "--weights-seed", "7", "--bundle", str(bundle),
+        "--fp16-steps", "mid", "--json", str(report),
+    )  # fmt: skip
+    assert report.exists(), proc.stderr[-3000:]
+    doc = json.loads(report.read_text())
+    failed = [r["name"] for r in doc["rungs"] if not r["passed"]]
+    assert proc.returncode == 0 and doc["passed"], failed
+    names = {r["name"] for r in doc["rungs"]}
+    assert {"text.ids", "voice[cloned].conds", "t3[int8].logits"} <= names, sorted(names)
