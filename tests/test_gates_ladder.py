@@ -18,7 +18,7 @@ from gates.ladder import Measured, Rung, run_ladder
 from gates.plot import plot_waveforms
 
 RUNG_KEYS = {"name", "metric", "value", "threshold", "passed"}
-OPTIONAL_RUNG_KEYS = {"detail", "seconds"}
+OPTIONAL_RUNG_KEYS = {"detail", "seconds", "higher_is_better"}
 
 
 def _pair_with_error(at: tuple[int, int], size: float) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import worker_protocol as wp
 from .bundle import Manifest, load_manifest
@@ -128,17 +128,7 @@ def serve(
         return EXIT_USAGE if isinstance(e, UserError) else EXIT_FAILED
     server = Server(session)
     try:
-        wp.write_frame(
-            out,
-            {
-                "ok": True,
-                "op": "ready",
-                "protocol": wp.PROTOCOL,
-                "model": session.manifest.model,
-                "graphs": session.graphs(),
-                "pid": os.getpid(),
-            },
-        )
+        _write_ready(out, session)
         while True:
             try:
                 frame = wp.read_frame(read)
@@ -148,11 +138,9 @@ def serve(
                 print(f"voxport serve: {e}", file=sys.stderr)
                 return EXIT_PROTOCOL
             if frame is None:
-                return EXIT_OK
+                _exit_now(out)
             header, arrays = frame
-            echo = {"op": header.get("op")}
-            if "id" in header:
-                echo["id"] = header["id"]
+            echo = {"op": header.get("op"), **({"id": header["id"]} if "id" in header else {})}
             try:
                 reply, out_arrays = server.handle(header, arrays)
             except Exception as e:
@@ -160,11 +148,33 @@ def serve(
                 continue
             wp.write_frame(out, {"ok": True, **echo, **reply}, out_arrays)
             if echo["op"] == "close":
-                return EXIT_OK
+                _exit_now(out)
     except (BrokenPipeError, KeyboardInterrupt):  # the client went away
         return EXIT_OK
     finally:
         session.close()
+
+
+def _write_ready(out, session) -> None:
+    ready = {
+        "ok": True,
+        "op": "ready",
+        "protocol": wp.PROTOCOL,
+        "model": session.manifest.model,
+        "graphs": session.graphs(),
+        "pid": os.getpid(),
+    }
+    wp.write_frame(out, ready)
+
+
+def _exit_now(out) -> NoReturn:
+    """End the worker once its last frame is out, without the runtime's teardown: closing the
+    session (or the interpreter's exit) once aborted the process in CI ("C++ exception handling
+    detected but the Swift runtime was compiled with exceptions disabled", SIGABRT) after every
+    reply had been sent; the OS frees what the runtime holds (it leaks outputs anyway)."""
+    out.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_OK)
 
 
 def main(argv: list[str] | None = None) -> int:

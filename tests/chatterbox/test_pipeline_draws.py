@@ -6,6 +6,7 @@ import types
 import numpy as np
 import pytest
 
+from conversion.chatterbox.config import REDUCED
 from conversion.chatterbox.pipeline import ChatterboxBundle, ChunkDraws
 
 
@@ -25,6 +26,8 @@ def test_uniforms_reach_t3_as_given(given):
     cb = object.__new__(ChatterboxBundle)
     cb.session = types.SimpleNamespace(since_mark=lambda: None)
     cb.t3 = t3
+    cb.config = REDUCED  # check_voice reads the prompt cap
+    voice = types.SimpleNamespace(prompt_token_len=0, source=None)
     chunk = types.SimpleNamespace(ids=[1, 2, 3])
     draws = {
         "array": ChunkDraws(uniforms=rows),
@@ -32,7 +35,7 @@ def test_uniforms_reach_t3_as_given(given):
         "none": ChunkDraws(),
     }[given]
     with pytest.raises(_Stop):
-        cb.synthesize(chunk, voice=None, options=None, seed=7, draws=draws)
+        cb.synthesize(chunk, voice=voice, options=None, seed=7, draws=draws)
     if given == "array":
         assert seen["uniforms"] is rows
     elif given == "callable":
