@@ -20,17 +20,11 @@ import pytest
 
 from conversion.cli.main import main
 from conversion.core.audio_io import write_wav
-from conversion.core.bundle import BundleWriter, load_manifest
+from conversion.core.bundle import load_manifest
 from conversion.core.paths import no_space_message, staging_folder, sweep_stale_staging
-from conversion.selftest import graphs as sg
+from tests.test_bundle import _mlp_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _mlp_bundle(dest: Path, seed: int, overwrite: bool = False) -> None:
-    spec, _ = sg.mlp_graph(seed)
-    with BundleWriter(dest, "test", overwrite=overwrite, weights_sha256="ab" * 32) as bw:
-        bw.add_graph(spec)
 
 
 # A re-export that stops for good after its first asset is in the staging folder.

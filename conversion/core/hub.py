@@ -8,7 +8,6 @@ network and no cached copy the user gets one line naming the repo and the way ro
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +40,9 @@ def snapshot(repo_id: str, files: Sequence[str]) -> Path:
         raise WeightsError(
             f"--weights {repo_id}: huggingface_hub is not installed; pass --weights DIR"
         ) from err
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    from huggingface_hub import constants
+
+    offline = constants.HF_HUB_OFFLINE  # the library's own reading of the variable
     fix = (
         f"download it where there is a network (`hf download {repo_id}`) and copy the hub "
         f"cache here (HF_HUB_CACHE), or pass --weights DIR with a local snapshot"
