@@ -10,6 +10,7 @@ model shares are defined here; a model adds its own through its CLI module's
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -164,6 +165,25 @@ def _add_device_verbs(sub) -> None:
     )
 
 
+def _workers(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _add_workers(p: argparse.ArgumentParser) -> None:
+    # Each worker is a runtime child with the bundle loaded once; the Linux runtime is
+    # single-threaded, so one per core.
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="runtime worker processes, each with the bundle loaded (default: the cores)",
+    )
+
+
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `model`, each verb also takes that model's own flags."""
     parser = argparse.ArgumentParser(
@@ -211,11 +231,18 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     _add_common(p, json_out=False)
     p.add_argument("text")
     p.add_argument("-o", "--output", required=True, metavar="OUT.wav")
+    _add_workers(p)
     _add_bundle(p)
 
     p = verbs["bench"] = sub.add_parser("bench", help="measure speed and memory (flat JSON)")
     _add_common(p)
     p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also time every op of each graph the bench called (top ops, their shapes)",
+    )
+    _add_workers(p)
     _add_bundle(p)
 
     _add_host_verbs(sub, verbs)
