@@ -11,6 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
+from conversion.core.profile import add_profile, profile_calls
 from conversion.core.threads import EAGER_THREADS
 
 from . import reference as R
@@ -18,7 +19,13 @@ from .gate import GATE_FRAMES, GATE_TEXT
 from .weights import Loaded
 
 
-def run_bench(loaded: Loaded, bundle: Path, seed: int, json_path: Path | None = None) -> int:
+def run_bench(
+    loaded: Loaded,
+    bundle: Path,
+    seed: int,
+    json_path: Path | None = None,
+    profile: bool = False,
+) -> int:
     """One utterance through the reference (eager) and `bundle` (streamed); figures."""
     from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
@@ -34,6 +41,7 @@ def run_bench(loaded: Loaded, bundle: Path, seed: int, json_path: Path | None = 
         eager_s = time.perf_counter() - t
         result = ab.speak(GATE_TEXT, seed=seed, max_frames=frames, stream=True)
         ms = ab.session.function_ms
+        ops = profile_calls(ab.session) if profile else None
     n_frames = sum(p.frames.codes.shape[1] + p.frames.finished for p in result.pieces)
     audio_s = result.audio.size / ab.codec_config.sample_rate
     frame_calls = len(ms.get("ar.frame", []))
@@ -55,5 +63,6 @@ def run_bench(loaded: Loaded, bundle: Path, seed: int, json_path: Path | None = 
         "threads": EAGER_THREADS,
     }
     print(bench_table_markdown(figures))
+    add_profile(figures, ops)
     write_json(json_path, figures)
     return 0

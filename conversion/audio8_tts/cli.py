@@ -181,7 +181,7 @@ def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
     loaded, bundle = _loaded(args)
-    return run_bench(loaded, bundle, args.seed, args.json_path)
+    return run_bench(loaded, bundle, args.seed, args.json_path, profile=args.profile)
 
 
 def tokenize(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from conversion.core.port import BundleSource
+from conversion.core.profile import add_profile, profile_calls
 from conversion.core.progress import progress_steps
 from conversion.core.threads import EAGER_THREADS
 
@@ -83,6 +84,7 @@ def run_bench(
     seed: int,
     repeats: int | None = None,
     json_path: Path | None = None,
+    profile: bool = False,
 ) -> int:
     """One utterance through the publisher's eager modules and the gate's bundles; figures."""
     from conversion.core.paths import write_json
@@ -105,6 +107,7 @@ def run_bench(
             bundle_s = time.perf_counter() - t
             fn_ms = dict(cb.session.function_ms)
             decode_fp32 = _decode_ms(cb)
+            ops = profile_calls(cb.session) if profile else None
         bar.step("bundle fp32")
         with ChatterboxBundle(int8) as cb8:
             cb8.t3(chunk.ids, cb8.default_voice, options, uniforms=fx.draws["t3_uniforms/0"])
@@ -142,6 +145,7 @@ def run_bench(
         else None
     )
     print(bench_table_markdown(figures))
+    add_profile(figures, ops)
     write_json(json_path, figures)
     return 0
 

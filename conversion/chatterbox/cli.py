@@ -144,7 +144,13 @@ def bench(args: argparse.Namespace) -> int:
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     return run_bench(
-        model, config, _source(args, folder, loaded=model), args.seed, args.repeats, args.json_path
+        model,
+        config,
+        _source(args, folder, loaded=model),
+        args.seed,
+        args.repeats,
+        args.json_path,
+        profile=args.profile,
     )
 
 

@@ -448,14 +448,20 @@ class TimedSession:
     def __init__(self, session: Session | IsolatedSession) -> None:
         self._session = session
         self.manifest = session.manifest
+        self.bundle = session.bundle
         self.function_ms: dict[str, list[float]] = {}  # "graph.function" -> each call's ms
+        # Each function's first inputs (copies): what `bench --profile` calls it with again.
+        self.first_inputs: dict[str, dict[str, np.ndarray]] = {}
         self._mark: dict[str, int] = {}
 
     def run(self, graph: str, function: str, inputs: Mapping[str, Any], state: str = "default"):
         start = time.perf_counter()
         out = self._session.run(graph, function, inputs, state=state)
         ms = (time.perf_counter() - start) * 1e3
-        self.function_ms.setdefault(f"{graph}.{function}", []).append(ms)
+        key = f"{graph}.{function}"
+        self.function_ms.setdefault(key, []).append(ms)
+        if key not in self.first_inputs:
+            self.first_inputs[key] = {k: np.array(v) for k, v in inputs.items()}
         return {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in out.items()}
 
     def reset_state(self, graph: str, key: str = "default") -> None:

@@ -25,6 +25,7 @@ import torch
 
 from conversion.core.buckets import BucketTable, padding_waste
 from conversion.core.errors import UserError
+from conversion.core.profile import add_profile, profile_calls
 from conversion.core.progress import progress_steps
 from conversion.core.threads import EAGER_THREADS
 
@@ -133,6 +134,7 @@ def run_bench(
     dtype: str = "fp32",
     json_path: Path | None = None,
     sentences: int | None = None,
+    profile: bool = False,
 ) -> int:
     """The sentence set through eager torch, onnxruntime int8 and `bundle`, `repeats` times."""
     from conversion.core.paths import write_json
@@ -165,9 +167,11 @@ def run_bench(
         figures: dict[str, float | int | str] = dict(
             measure(cases, kb, references, repeats, seed, on_step=bar.step)
         )
+        ops = profile_calls(kb.session) if profile else None
     figures["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     figures["threads"] = EAGER_THREADS
     figures["bundle_dtype"] = dtype
     print(bench_table_markdown(figures))
+    add_profile(figures, ops)
     write_json(json_path, figures)
     return 0

@@ -113,6 +113,7 @@ def bench(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         json_path=args.json_path,
         sentences=args.sentences,
+        profile=args.profile,
     )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from conversion.core.bundle import BundleWriter
 from conversion.core.paths import write_json
+from conversion.core.profile import add_profile, profile_bundle
 from conversion.core.progress import progress_steps
 from conversion.core.runtime import Session
 from gates.report import bench_table_markdown
@@ -52,7 +53,9 @@ def _interleaved_call_times(session: Session, x: np.ndarray, calls: int):
     return raw, wrapped
 
 
-def run_bench(seed: int, repeats: int | None = None, json_path: Path | None = None) -> int:
+def run_bench(
+    seed: int, repeats: int | None = None, json_path: Path | None = None, profile: bool = False
+) -> int:
     """Session overhead vs the raw runtime on a ~10 ms graph, and self-test export time."""
     repeats = repeats or 40
     rounds = 5
@@ -77,6 +80,7 @@ def run_bench(seed: int, repeats: int | None = None, json_path: Path | None = No
                 raw += r
                 wrapped += w
                 bar.step(f"round {i + 1}: {repeats} call pairs")
+        ops = profile_bundle(bundle, {"mlp.main": {"x": x}}) if profile else None
     raw_ms = statistics.median(raw) * 1e3
     ses_ms = statistics.median(wrapped) * 1e3
     figures.update(
@@ -92,5 +96,6 @@ def run_bench(seed: int, repeats: int | None = None, json_path: Path | None = No
         }
     )
     print(bench_table_markdown(figures))
+    add_profile(figures, ops)
     write_json(json_path, figures)
     return 0

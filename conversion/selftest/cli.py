@@ -45,7 +45,7 @@ def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
     _reject_weights(args)
-    return run_bench(args.seed, args.repeats, args.json_path)
+    return run_bench(args.seed, args.repeats, args.json_path, profile=args.profile)
 
 
 VERBS = ("export", "speak", "gate", "bench")
