@@ -29,6 +29,7 @@ from torch import nn
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.errors import UserError
 from conversion.core.export import GraphSpec, bucketed_functions
+from conversion.core.zero_pad import concat_padded_convs
 
 from .layers.albert import AlbertEncoder
 from .layers.blocks import AdainResBlock
@@ -108,6 +109,7 @@ class Predictor(nn.Module):
         self.text_encoder = TextEncoder(folded_copy(kmodel.text_encoder))
         self.d_width = pred.lstm.input_size
         self.t_en_width = kmodel.text_encoder.lstm.hidden_size * 2
+        concat_padded_convs(self)  # conv padding as concatenated zeros: docs/speed.md
 
     def forward(
         self, ids: torch.Tensor, ref_s: torch.Tensor, n_tokens: torch.Tensor
@@ -150,6 +152,7 @@ class Prosody(nn.Module):
         self.n_proj = folded_copy(pred.N_proj)
         self.d_width = pred.shared.input_size
         self.t_en_width = kmodel.text_encoder.lstm.hidden_size * 2
+        concat_padded_convs(self)  # conv padding as concatenated zeros: docs/speed.md
 
     def forward(
         self,
@@ -207,6 +210,7 @@ class Vocoder(nn.Module):
         self.hop = dec.generator.stft.hop_length
         self.asr_width = dec.asr_res[0].in_channels
         self.har_width = dec.generator.noise_convs[0].in_channels
+        concat_padded_convs(self)  # conv padding as concatenated zeros: docs/speed.md
 
     def har_frames(self, frames: int) -> int:
         """STFT frames of the harmonic source for `frames` alignment frames (120·L + 1)."""

@@ -61,6 +61,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conversion.core.errors import WeightsError
+from conversion.core.zero_pad import zero_pad
 
 CODEC_FILENAME = "codec.pth"
 
@@ -129,18 +130,6 @@ CONFIGS = {c.name: c for c in (PUBLISHED, REDUCED)}
 
 
 # -- building blocks ---------------------------------------------------------------------------
-
-
-def left_pad(x: torch.Tensor, left: int, right: int = 0) -> torch.Tensor:
-    """Zero padding as a concat (the same values as F.pad; the Linux runtime's pad is slow)."""
-    if not left and not right:
-        return x
-    b, c, _ = x.shape
-    parts = [x.new_zeros(b, c, left)] if left else []
-    parts.append(x)
-    if right:
-        parts.append(x.new_zeros(b, c, right))
-    return torch.cat(parts, dim=-1)
 
 
 class _WeightNormParam(nn.Module):
@@ -222,7 +211,7 @@ class CausalConv1d(nn.Module):
         return (math.ceil(frames) - 1) * self.stride + self.span - self.padding - length
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = left_pad(x, self.padding, self.extra_right(x.shape[-1]))
+        x = zero_pad(x, self.padding, self.extra_right(x.shape[-1]))
         return F.conv1d(
             x,
             self.conv.effective_weight(),
@@ -267,7 +256,7 @@ class CausalConvTranspose1d(nn.Module):
             return y[..., : y.shape[-1] - crop] if crop else y
         b, _, length = x.shape
         m = self.kernel // s
-        y = F.conv1d(left_pad(x, m - 1), self._poly_weight())  # [B, C_out*s, L]
+        y = F.conv1d(zero_pad(x, m - 1), self._poly_weight())  # [B, C_out*s, L]
         y = y.reshape(b, self.cout, s, length).transpose(2, 3).reshape(b, self.cout, length * s)
         return y + self.conv.bias.reshape(1, -1, 1)
 
@@ -638,7 +627,7 @@ class Codec(nn.Module):
         if audio.dim() == 2:
             audio = audio[:, None]
         right = -audio.shape[-1] % self.cfg.frame_size
-        audio = left_pad(audio, 0, right)
+        audio = zero_pad(audio, 0, right)
         return self.quantizer.encode(self.encoder(audio))
 
     def decode(self, codes: torch.Tensor) -> torch.Tensor:

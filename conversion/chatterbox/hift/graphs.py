@@ -44,6 +44,7 @@ from torch import nn
 
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.export import GraphSpec, bucketed_functions
+from conversion.core.zero_pad import zero_pad
 
 from ..config import MEL_HOP, ChatterboxConfig
 
@@ -81,15 +82,6 @@ def length_mask(n_frames: torch.Tensor, size: int, scale: int = 1, offset: int =
     return (torch.arange(size, dtype=torch.int32).reshape(1, 1, -1) < n).float()
 
 
-def _zeros_cat(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
-    b, c, _ = x.shape
-    parts = [x.new_zeros(b, c, left)] if left else []
-    parts.append(x)
-    if right:
-        parts.append(x.new_zeros(b, c, right))
-    return torch.cat(parts, dim=-1) if len(parts) > 1 else x
-
-
 class MaskedConv1d(nn.Module):
     """`nn.Conv1d` (zero padding) whose input is zeroed past the real span first."""
 
@@ -108,7 +100,7 @@ class MaskedConv1d(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         if mask is not None:
             x = x * mask
-        x = _zeros_cat(x, self.pad, self.pad)
+        x = zero_pad(x, self.pad, self.pad)
         return F.conv1d(x, self.weight, self.bias, stride=self.stride, dilation=self.dilation)
 
 
@@ -138,7 +130,7 @@ class ZeroInsertConvTranspose1d(nn.Module):
         if self.stride > 1:
             gap = x.new_zeros(b, c, t, self.stride - 1)
             x = torch.cat([x.unsqueeze(-1), gap], dim=-1).reshape(b, c, t * self.stride)
-        x = _zeros_cat(x, self.left, self.right)
+        x = zero_pad(x, self.left, self.right)
         return F.conv1d(x, self.weight, self.bias)
 
 

@@ -16,6 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.weight_norm import WeightNorm
 
+from conversion.core.zero_pad import zero_pad
+
 
 def folded_copy(module: nn.Module) -> nn.Module:
     """A deep copy of `module` in eval mode with every weight norm folded into `.weight`.
@@ -51,7 +53,7 @@ class ZeroInsertConvTranspose1d(nn.Module):
     K-1-p+output_padding on the right, and correlate with the flipped kernel. Exact in exact
     arithmetic; the Kokoro port found strided conv_transpose returning zeros on a device and
     output_padding giving a symbolic length, while this form is plain conv1d and static.
-    Margins are concatenated zeros rather than F.pad: pad ops are slow on the Linux runtime.
+    Margins are `zero_pad`'s concatenated zeros: pad ops are slow on the Linux runtime.
     """
 
     def __init__(self, ct: nn.ConvTranspose1d) -> None:
@@ -86,12 +88,7 @@ class ZeroInsertConvTranspose1d(nn.Module):
         if right < 0:
             z = z[..., : z.shape[-1] + right]
             right = 0
-        parts = [x.new_zeros(b, c, self.left)] if self.left else []
-        parts.append(z)
-        if right:
-            parts.append(x.new_zeros(b, c, right))
-        z = torch.cat(parts, dim=-1) if len(parts) > 1 else z
-        return F.conv1d(z, self.weight, self.bias, groups=self.groups)
+        return F.conv1d(zero_pad(z, self.left, right), self.weight, self.bias, groups=self.groups)
 
 
 def upsample2x(x: torch.Tensor) -> torch.Tensor:
