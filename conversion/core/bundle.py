@@ -13,12 +13,13 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .export import AssetInfo, ExportedGraph, GraphSpec, export_graph
+from .export import AssetInfo, ExportedGraph, GraphSpec, export_graph, export_graphs
 from .paths import ensure_writable_folder, old_folder, staging_folder
 from .precision import Precision
 from .versions import package_versions
@@ -146,15 +147,33 @@ class BundleWriter:
         exported = export_graph(
             spec, self.staging / asset, precision, lint, on_function, info=self.info
         )
+        self._record(spec, exported)
+        return exported
+
+    def add_graphs(
+        self,
+        specs: list[GraphSpec],
+        workers: int = 1,
+        on_function: Callable[[str, str], None] | None = None,
+    ) -> list[ExportedGraph]:
+        """Every graph of `specs` at the bundle's precision, `workers` exported side by side
+        (each graph in its own process: the converter is single-threaded); the manifest lists
+        them in `specs` order whatever order they finish in."""
+        done = export_graphs(specs, self.staging, self.precision, workers, self.info, on_function)
+        for spec, exported in zip(specs, done, strict=True):
+            self._record(spec, exported)
+        return done
+
+    def _record(self, spec: GraphSpec, exported: ExportedGraph) -> None:
+        asset = exported.path.name
         self.graphs[spec.name] = {
             "asset": asset,
-            "precision": precision.value,
+            "precision": exported.precision.value,
             "sha256": content_hash(self.staging / asset),
             "functions": exported.functions,
             "export_seconds": round(exported.seconds, 3),
             "meta": spec.meta,
         }
-        return exported
 
     def add_file(self, src: Path, name: str | None = None) -> Path:
         """Host-side data that travels with the bundle (voices, tables); hashed like assets."""

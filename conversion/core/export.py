@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 
 import torch
 
@@ -190,6 +191,99 @@ def export_graph(
     return ExportedGraph(
         spec.name, Path(asset_path), precision, functions, time.perf_counter() - start
     )
+
+
+def _asset_path(folder: Path | str, spec: GraphSpec) -> Path:
+    return Path(folder) / f"{spec.name}.aimodel"
+
+
+def _export_in_child(spec: GraphSpec, folder: str, precision: str, info, queue) -> None:
+    """A forked worker: export one graph, reporting each function and the result (or the
+    error) on `queue`."""
+    try:
+        exported = export_graph(
+            spec,
+            _asset_path(folder, spec),
+            precision,
+            on_function=lambda fn: queue.put(("function", spec.name, fn)),
+            info=info,
+        )
+        queue.put(("done", spec.name, exported))
+    except BaseException as e:  # noqa: BLE001 (any failure is the parent's to raise)
+        queue.put(("error", spec.name, e))
+
+
+def export_graphs(
+    specs: Sequence[GraphSpec],
+    folder: Path,
+    precision: Precision | str,
+    workers: int = 1,
+    info: AssetInfo | None = None,
+    on_function: Callable[[str, str], None] | None = None,
+) -> list[ExportedGraph]:
+    """`export_graph` for each spec into `folder` (as `NAME.aimodel`), in `specs` order;
+    `on_function(graph, function)` as each function is converted.
+
+    With `workers` > 1 the graphs convert side by side, each in a fresh (spawned) process that
+    gets its spec pickled: the converter uses one core. Not forked: a fork of a process that has
+    converted before inherits the converter's thread pool without its threads, and hangs. The
+    graph with the most functions goes first (Kokoro's vocoder: 15 buckets). A worker's error
+    is raised here once the running workers are stopped.
+    """
+    precision = Precision.parse(precision)
+    workers = max(1, min(workers, len(specs)))
+    if workers == 1:
+        return [
+            export_graph(
+                spec,
+                _asset_path(folder, spec),
+                precision,
+                on_function=(lambda fn, g=spec.name: on_function(g, fn)) if on_function else None,
+                info=info,
+            )
+            for spec in specs
+        ]
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    pending = sorted(specs, key=lambda s: -len(s.functions))
+    running: dict[str, multiprocessing.Process] = {}
+    done: dict[str, ExportedGraph] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                spec = pending.pop(0)
+                proc = ctx.Process(
+                    target=_export_in_child,
+                    args=(spec, str(folder), precision.value, info, queue),
+                    daemon=True,
+                )
+                proc.start()
+                running[spec.name] = proc
+            try:
+                kind, graph, payload = queue.get(timeout=1.0)
+            except Empty:
+                # A worker killed outright (the OOM killer, a runtime abort) reports nothing.
+                for graph, proc in running.items():
+                    if proc.exitcode not in (None, 0):
+                        raise RuntimeError(
+                            f"exporting graph '{graph}' died (exit code {proc.exitcode})"
+                        ) from None
+                continue
+            if kind == "function":
+                if on_function is not None:
+                    on_function(graph, payload)
+                continue
+            running.pop(graph).join()
+            if kind == "error":
+                raise payload
+            done[graph] = payload
+    finally:
+        for proc in running.values():
+            proc.kill()
+            proc.join()
+    return [done[spec.name] for spec in specs]
 
 
 _BYTES_PER_WEIGHT = {Precision.FP32: 4, Precision.FP16: 2, Precision.INT8: 1}

@@ -3,6 +3,7 @@ the files a host needs with no Python packages (vocabulary, voices, licence: ``h
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -54,8 +55,10 @@ def export_bundle(
             info=info,
         ) as bundle,
     ):
-        for spec in specs:
-            bundle.add_graph(spec, on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"))
+        # Side by side: the converter uses one core (published: ~5 min instead of ~13).
+        bundle.add_graphs(
+            specs, workers=os.cpu_count() or 1, on_function=lambda g, fn: bar.step(f"{g}.{fn}")
+        )
         bundle.add_arrays(
             HOST_DATA,
             {

@@ -277,7 +277,8 @@ class Snake1d(nn.Module):
         self.alpha = nn.Parameter(torch.ones(1, channels, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + (self.alpha + 1e-9).reciprocal() * torch.sin(self.alpha * x).pow(2)
+        s = torch.sin(self.alpha * x)
+        return x + (self.alpha + 1e-9).reciprocal() * (s * s)  # x * x, not pow: docs/speed.md
 
 
 class ResidualUnit(nn.Module):
@@ -332,7 +333,8 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        # x * x, not pow: docs/speed.md
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
 class LayerScale(nn.Module):

@@ -185,7 +185,8 @@ class Snake(nn.Module):
         self.eps = float(snake.no_div_by_zero)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + (1.0 / (self.alpha + self.eps)) * torch.pow(torch.sin(x * self.alpha), 2)
+        s = torch.sin(x * self.alpha)
+        return x + (1.0 / (self.alpha + self.eps)) * (s * s)  # x * x, not pow: docs/speed.md
 
 
 class ResBlock(nn.Module):

@@ -60,7 +60,8 @@ class SnakeResBlock(nn.Module):
 
     @staticmethod
     def snake(x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        return x + (1 / alpha) * torch.sin(alpha * x) ** 2
+        s = torch.sin(alpha * x)
+        return x + (1 / alpha) * (s * s)  # x * x, not pow: docs/speed.md
 
     def forward(self, x: torch.Tensor, s: torch.Tensor, span: Span) -> torch.Tensor:
         for c1, c2, n1, n2, a1, a2 in zip(
