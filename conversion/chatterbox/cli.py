@@ -27,6 +27,9 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             "--exaggeration", type=float, default=0.5, help="emotion exaggeration (0.25-2)"
         )
         parser.add_argument("--cfg", type=float, default=0.5, help="CFG weight (0-3)")
+        parser.add_argument(
+            "--stream", action="store_true", help="write each chunk's audio as soon as it is ready"
+        )
     if verb == "gate":
         parser.add_argument(
             "--fp16-steps",
@@ -72,10 +75,10 @@ def _token_progress(done: int, budget: int) -> None:
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.audio_io import write_wav
+    from conversion.core.paths import writable_file
+    from conversion.core.workers import WorkerPool
 
     from . import voice as voice_mod
-    from .config import SAMPLE_RATE
     from .pipeline import ChatterboxBundle, SpeakOptions, seconds_of
 
     voice_mod.check_exaggeration(args.exaggeration)
@@ -83,15 +86,44 @@ def speak(args: argparse.Namespace) -> int:
         raise UserError(f"--cfg must be in [0, 3] (the publisher's default is 0.5), got {args.cfg}")
     if args.ref:
         voice_mod.inspect_reference(args.ref)
+    target = writable_file(args.output)
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     bundle = _source(args, folder).get(config, args.dtype)
     options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)
-    with ChatterboxBundle(bundle) as cb:
+    opener = lambda isolate: ChatterboxBundle(bundle, isolate=isolate)  # noqa: E731
+    with WorkerPool(opener, args.workers) as pool:
+        cb = pool.bundle
         chunks = cb.chunks(args.text)
         voice = _voice(args, folder, config, cb.default_voice, cb.config.prompt_tokens_max)
         start = time.perf_counter()
+        audio, results, first_s = _speak_into(target, pool, chunks, voice, options, args, start)
+    seconds = time.perf_counter() - start
+    dur = seconds_of(audio)
+    stopped = sum(r.t3.stopped for r in results)
+    print(
+        f"wrote {target}: {dur:.2f} s of audio in {seconds:.1f} s "
+        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
+        f"{stopped} stopped on the stop token, {args.workers} worker(s)); time to first audio "
+        f"{first_s:.2f} s ({'streamed' if args.stream else 'whole utterance'})"
+    )
+    if PORT.is_random(folder):
+        print("note: random weights: this audio is noise, not speech", file=sys.stderr)
+    return 0
+
+
+def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Namespace, start):
+    """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
+    earlier one are ready when `--stream`, else written whole at the end): the audio, the
+    chunk results and the seconds from `start` to the first audio on disk."""
+    from conversion.core.audio_io import streamed_wav, write_wav
+
+    from .config import SAMPLE_RATE
+
+    first: list[float] = []
+
+    def speak(on_audio=None):
         with progress_steps(len(chunks), "speak chatterbox") as bar:
-            audio, results = cb.speak(
+            return pool.bundle.speak(
                 args.text,
                 voice=voice,
                 options=options,
@@ -99,19 +131,23 @@ def speak(args: argparse.Namespace) -> int:
                 chunks=chunks,
                 on_chunk=lambda i, n, r: bar.step(f"{r.text[:32]} ({r.speech_tokens.size} tok)"),
                 on_token=_token_progress,
+                pool=pool,
+                on_audio=on_audio,
             )
-    seconds = time.perf_counter() - start
-    write_wav(args.output, audio, SAMPLE_RATE)
-    dur = seconds_of(audio)
-    stopped = sum(r.t3.stopped for r in results)
-    print(
-        f"wrote {args.output}: {dur:.2f} s of audio in {seconds:.1f} s "
-        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
-        f"{stopped} stopped on the stop token)"
-    )
-    if PORT.is_random(folder):
-        print("note: random weights: this audio is noise, not speech", file=sys.stderr)
-    return 0
+
+    if not args.stream:
+        audio, results = speak()
+        write_wav(target, audio, SAMPLE_RATE)
+        return audio, results, time.perf_counter() - start
+    with streamed_wav(target, SAMPLE_RATE) as write:
+
+        def on_audio(piece):
+            write(piece)
+            if not first:
+                first.append(time.perf_counter() - start)
+
+        audio, results = speak(on_audio)
+    return audio, results, first[0] if first else time.perf_counter() - start
 
 
 def gate(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.errors import UserError
 from conversion.core.loaded_bundle import LoadedBundle
 from conversion.core.sampling import SamplingConfig
+from conversion.core.workers import WorkerPool
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
@@ -236,8 +237,15 @@ class ChatterboxBundle(LoadedBundle):
         on_chunk: Callable[[int, int, ChunkResult], None] | None = None,
         chunks: list[TextChunk] | None = None,
         on_token: Callable[[int, int], None] | None = None,
+        pool: WorkerPool[ChatterboxBundle] | None = None,
+        on_audio: Callable[[np.ndarray], None] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
-        """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result."""
+        """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result.
+
+        `pool` (bundles of this same bundle) speaks chunks side by side — one sentence's
+        vocoder runs while T3 draws the next; each chunk's draws come from (`seed`, its
+        index) alone, so the audio is the same for any number of workers. `on_audio` gets
+        each chunk's waveform in order as soon as it and every earlier one are ready."""
         options = options or SpeakOptions()
         voice = voice or self.default_voice
         if voice is None:
@@ -246,12 +254,20 @@ class ChatterboxBundle(LoadedBundle):
             )
         self.check_voice(voice)
         chunks = chunks if chunks is not None else self.chunks(text)
-        results = []
-        for i, chunk in enumerate(chunks):
-            result = self.synthesize(chunk, voice, options, seed=seed, index=i, on_token=on_token)
+        results: list[ChunkResult] = []
+
+        def work(cb: ChatterboxBundle, item: tuple[int, TextChunk]) -> ChunkResult:
+            i, chunk = item
+            return cb.synthesize(chunk, voice, options, seed=seed, index=i, on_token=on_token)
+
+        def deliver(i: int, result: ChunkResult) -> None:
             results.append(result)
+            if on_audio is not None:
+                on_audio(result.wav)
             if on_chunk is not None:
                 on_chunk(i, len(chunks), result)
+
+        (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
         audio = np.concatenate([r.wav for r in results]) if results else np.zeros(0, np.float32)
         return audio.astype(np.float32), results
 

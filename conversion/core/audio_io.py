@@ -5,12 +5,22 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from .errors import UserError
 from .paths import public_mode, writable_file
+
+
+def _pcm_ready(audio: np.ndarray, target: Path) -> np.ndarray:
+    """Mono float32 clipped to [-1, 1] (libsndfile would wrap overflowing samples around)."""
+    data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    if not np.all(np.isfinite(data)):
+        raise UserError(f"refusing to write {target}: the audio has NaN or infinite samples")
+    return data
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
@@ -20,9 +30,7 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
     import soundfile as sf
 
     target = writable_file(path)
-    data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
-    if not np.all(np.isfinite(data)):
-        raise UserError(f"refusing to write {target}: the audio has NaN or infinite samples")
+    data = _pcm_ready(audio, target)
     # Encoded in memory, then written with plain file I/O: a full disk is then an OSError
     # (ENOSPC, a one-line error in the CLI), not libsndfile's codeless error.
     encoded = io.BytesIO()
@@ -42,3 +50,28 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+@contextmanager
+def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], None]]:
+    """A function that appends mono float audio to the 16-bit wav `path` as it comes (each
+    piece flushed, so a player can follow). It is written into a hidden `.NAME.partial` beside
+    `path` and renamed there on a clean exit; on any error the partial file is removed. The
+    finished file is byte-identical to `write_wav` of all the pieces joined."""
+    import soundfile as sf
+
+    target = writable_file(path)
+    tmp = target.with_name(f".{target.name}.partial")
+    try:
+        with sf.SoundFile(tmp, "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as f:
+
+            def write(audio: np.ndarray) -> None:
+                f.write(_pcm_ready(audio, target))
+                f.flush()
+
+            yield write
+        public_mode(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

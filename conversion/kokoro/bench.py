@@ -19,6 +19,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -28,14 +29,18 @@ from conversion.core.errors import UserError
 from conversion.core.profile import add_profile, profile_calls
 from conversion.core.progress import progress_steps
 from conversion.core.threads import EAGER_THREADS
+from conversion.core.workers import WorkerPool
 
 from . import host, weights
 from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES
 
 # The one-bucket alternative the measured table is compared with: one fixed 512-frame bucket.
 FIXED_VOCODER = BucketTable.one_dim("L", [512])
-BENCH_SENTENCES = 3  # published buckets: the first 3 fixture sentences (~12 s of audio)
+# Published buckets: the first 6 fixture sentences (~24 s of audio): enough independent
+# sentences that 2 workers share them evenly (3 left one worker idle a third of the time).
+BENCH_SENTENCES = 6
 
+T = TypeVar("T")
 # An engine speaks one case (chunk, ref_s); the bundle's also returns its ChunkResult.
 Engine = Callable[[host.Chunk, np.ndarray], object]
 
@@ -54,6 +59,14 @@ def bench_sentences(config_name: str, n: int | None = None) -> tuple[str, ...]:
     return tuple(pool[:n])
 
 
+def _timed(seconds: list[float], run: Callable[[], T]) -> T:
+    """`run()`, its wall time appended to `seconds`."""
+    t = time.perf_counter()
+    out = run()
+    seconds.append(time.perf_counter() - t)
+    return out
+
+
 def _rtf(name: str, seconds: Sequence[float], audio_s: float) -> dict[str, float]:
     rtfs = [s / audio_s for s in seconds]
     return {
@@ -70,31 +83,43 @@ def measure(
     repeats: int,
     seed: int = 0,
     on_step: Callable[[str], None] | None = None,
+    pool: WorkerPool | None = None,
 ) -> dict[str, float | int]:
     """`repeats` passes over the same `cases`: each reference engine, then the bundle `kb`
-    (a KokoroBundle: `synthesize_ids`, `session.since_mark()`, `tables`). Figures."""
+    (a KokoroBundle: `synthesize_ids`, `session.since_mark()`, `tables`), then the same
+    cases side by side over `pool`'s workers when it has more than one. Figures (calls and
+    per-graph times are `kb`'s: the one-worker run)."""
     if repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {repeats}")
     seconds: dict[str, list[float]] = {name: [] for name in [*references, "coreai_bundle"]}
+    multi = pool is not None and pool.size > 1
+    if multi:
+        pool.open_all()  # loading the children is not what the bench times
+        seconds[f"coreai_bundle_{pool.size}w"] = []
     graph_ms: dict[str, float] = {}
     calls: dict[str, int] = {}
     host_ms = 0.0
     audio_s = 0.0
     frames_needed: list[dict[str, int]] = []
+    step = on_step or (lambda _label: None)
     kb.session.since_mark()  # calls made before the bench (warm-up, loading) are not counted
     for rep in range(repeats):
         for name, engine in references.items():
-            t = time.perf_counter()
-            for chunk, ref_s in cases:
-                engine(chunk, ref_s)
-            seconds[name].append(time.perf_counter() - t)
-            if on_step is not None:
-                on_step(f"{name} {rep + 1}")
-        t = time.perf_counter()
-        results = [kb.synthesize_ids(chunk.ids, ref_s, seed=seed) for chunk, ref_s in cases]
-        seconds["coreai_bundle"].append(time.perf_counter() - t)
-        if on_step is not None:
-            on_step(f"bundle {rep + 1}")
+            _timed(seconds[name], lambda e=engine: [e(chunk, ref_s) for chunk, ref_s in cases])
+            step(f"{name} {rep + 1}")
+        results = _timed(
+            seconds["coreai_bundle"],
+            lambda: [kb.synthesize_ids(chunk.ids, ref_s, seed=seed) for chunk, ref_s in cases],
+        )
+        step(f"bundle {rep + 1}")
+        if multi:  # the same cases, each on the next free worker
+            _timed(
+                seconds[f"coreai_bundle_{pool.size}w"],
+                lambda: pool.map_in_order(
+                    cases, lambda b, c: b.synthesize_ids(c[0].ids, c[1], seed=seed)
+                ),
+            )
+            step(f"bundle x{pool.size} {rep + 1}")
         ms, n = kb.session.since_mark()
         for g in ms:
             graph_ms[g] = graph_ms.get(g, 0.0) + ms[g]
@@ -105,23 +130,50 @@ def measure(
             # The vocoder is where the compute is: padding waste is counted on its frames.
             frames_needed = [{"L": int(r.pred_dur.sum())} for r in results]
     per = len(cases) * repeats
-    total_calls = sum(calls.values())
     figures: dict[str, float | int] = {"sentences": len(cases), "repeats": repeats}
     figures["audio_s"] = round(audio_s, 3)
     for name, secs in seconds.items():
         figures.update(_rtf(name, secs, audio_s))
+    _worker_figures(figures, pool.size if multi else 1)
     figures["coreai_host_share"] = round(host_ms / (sum(seconds["coreai_bundle"]) * 1e3), 4)
-    figures["runtime_calls"] = total_calls
+    figures["runtime_calls"] = total_calls = sum(calls.values())
     figures["runtime_calls_per_audio_s"] = round(total_calls / (audio_s * repeats), 3)
-    table = kb.tables["vocoder"]
-    figures["vocoder_padding_waste_chosen"] = round(padding_waste(frames_needed, table), 4)
-    figures["vocoder_padding_waste_fixed_512"] = round(
-        padding_waste(frames_needed, FIXED_VOCODER), 4
-    )
+    _padding_figures(figures, frames_needed, kb.tables["vocoder"])
     for g, ms in graph_ms.items():
         figures[f"{g}_ms_per_sentence"] = round(ms / per, 1)
         figures[f"{g}_calls_per_sentence"] = round(calls[g] / per, 3)
     return figures
+
+
+def _padding_figures(
+    figures: dict[str, float | int], frames_needed: list[dict[str, int]], table: BucketTable
+) -> None:
+    """The vocoder's padding waste with the chosen table and with one fixed 512 bucket."""
+    figures["vocoder_padding_waste_chosen"] = round(padding_waste(frames_needed, table), 4)
+    figures["vocoder_padding_waste_fixed_512"] = round(
+        padding_waste(frames_needed, FIXED_VOCODER), 4
+    )
+
+
+def _worker_figures(figures: dict[str, float | int], workers: int) -> None:
+    """The bundle's RTF with 1 and with `workers` workers, each over the publisher's eager
+    RTF (measured in the same run over the same sentences)."""
+    counts = sorted({1, workers})
+    figures["workers"] = workers
+    for w in counts:
+        name = "coreai_bundle" if w == 1 else f"coreai_bundle_{w}w"
+        rtf = figures[f"{name}_rtf"]
+        figures[f"coreai_bundle_rtf_{w}w"] = rtf
+        if figures.get("eager_torch_rtf"):
+            figures[f"bundle_over_eager_{w}w"] = round(rtf / figures["eager_torch_rtf"], 4)
+
+
+def _pool(kb, workers: int) -> WorkerPool:
+    """The bench's workers: `kb` itself for one (its run is the one-worker figure already),
+    else `workers` runtime children of the same bundle."""
+    if workers == 1:
+        return WorkerPool.inline(kb)
+    return WorkerPool(lambda isolate: type(kb)(kb.path, isolate=isolate), workers)
 
 
 def run_bench(
@@ -135,6 +187,7 @@ def run_bench(
     json_path: Path | None = None,
     sentences: int | None = None,
     profile: bool = False,
+    workers: int = 1,
 ) -> int:
     """The sentence set through eager torch, onnxruntime int8 and `bundle`, `repeats` times."""
     from conversion.core.paths import write_json
@@ -162,10 +215,11 @@ def run_bench(
     references = {"eager_torch": eager, "onnxruntime_int8": onnx}
     with (
         KokoroBundle(bundle) as kb,
-        progress_steps(3 * repeats, "bench kokoro") as bar,
+        _pool(kb, workers) as pool,
+        progress_steps((3 + (workers > 1)) * repeats, "bench kokoro") as bar,
     ):
         figures: dict[str, float | int | str] = dict(
-            measure(cases, kb, references, repeats, seed, on_step=bar.step)
+            measure(cases, kb, references, repeats, seed, on_step=bar.step, pool=pool)
         )
         ops = profile_calls(kb.session) if profile else None
     figures["peak_rss_mb"] = round(_peak_rss_mb(), 1)

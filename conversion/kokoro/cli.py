@@ -25,12 +25,15 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
     if verb == "speak":
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
         parser.add_argument("--speed", type=float, default=1.0, help="speaking rate (1 = normal)")
+        parser.add_argument(
+            "--stream", action="store_true", help="write each chunk's audio as soon as it is ready"
+        )
     if verb == "bench":
         parser.add_argument(
             "--sentences",
             type=int,
             default=None,
-            help="how many gate sentences (default: 3 published, all 3 reduced); "
+            help="how many gate sentences (default: 6 published, all 3 reduced); "
             "--repeats is how many times that set is measured",
         )
     if verb == "phonemize":
@@ -46,18 +49,43 @@ def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path
 
 
 def speak(args: argparse.Namespace) -> int:
+    from conversion.core.paths import writable_file
+    from conversion.core.workers import WorkerPool
+
     from .pipeline import KokoroBundle
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
+    target = writable_file(args.output)
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     voice_dirs = [folder / weights.VOICES_DIR]
     host.load_voice(args.voice, extra_dirs=voice_dirs)  # unknown voice: now
     bundle = _bundle(args, folder, config)
     start = time.perf_counter()
-    with KokoroBundle(bundle) as kb:
-        chunks = kb.chunks(args.text)
+    with WorkerPool(lambda isolate: KokoroBundle(bundle, isolate=isolate), args.workers) as pool:
+        chunks = pool.bundle.chunks(args.text)
+        audio, results, first_s = _speak_into(target, pool, chunks, voice_dirs, args, start)
+    seconds = time.perf_counter() - start
+    dur = audio.size / host.SAMPLE_RATE
+    print(
+        f"wrote {target}: {dur:.2f} s of audio in {seconds:.1f} s "
+        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
+        f"{args.workers} worker(s)); time to first audio {first_s:.2f} s "
+        f"({'streamed' if args.stream else 'whole utterance'})"
+    )
+    return 0
+
+
+def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace, start: float):
+    """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
+    earlier one are ready when `--stream`, else written whole at the end): the audio, the
+    chunk results and the seconds from `start` to the first audio on disk."""
+    from conversion.core.audio_io import streamed_wav
+
+    first: list[float] = []
+
+    def speak(on_audio=None):
         with progress_steps(len(chunks), "speak kokoro") as bar:
-            audio, results = kb.speak(
+            return pool.bundle.speak(
                 args.text,
                 voice=args.voice,
                 speed=args.speed,
@@ -65,15 +93,23 @@ def speak(args: argparse.Namespace) -> int:
                 voice_dirs=voice_dirs,
                 on_chunk=lambda i, n, c: bar.step(c.text[:40]),
                 chunks=chunks,
+                pool=pool,
+                on_audio=on_audio,
             )
-    seconds = time.perf_counter() - start
-    host.write_wav(args.output, audio)
-    dur = audio.size / host.SAMPLE_RATE
-    print(
-        f"wrote {args.output}: {dur:.2f} s of audio in {seconds:.1f} s "
-        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s))"
-    )
-    return 0
+
+    if not args.stream:
+        audio, results = speak()
+        host.write_wav(target, audio)
+        return audio, results, time.perf_counter() - start
+    with streamed_wav(target, host.SAMPLE_RATE) as write:
+
+        def on_audio(piece):
+            write(piece)
+            if not first:
+                first.append(time.perf_counter() - start)
+
+        audio, results = speak(on_audio)
+    return audio, results, first[0] if first else time.perf_counter() - start
 
 
 def gate(args: argparse.Namespace) -> int:
@@ -114,6 +150,7 @@ def bench(args: argparse.Namespace) -> int:
         json_path=args.json_path,
         sentences=args.sentences,
         profile=args.profile,
+        workers=args.workers,
     )
 
 

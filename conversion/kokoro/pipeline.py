@@ -19,6 +19,7 @@ import numpy as np
 from conversion.core.buckets import BucketTable, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.loaded_bundle import LoadedBundle
+from conversion.core.workers import WorkerPool
 
 from . import host
 from .export import HOST_DATA
@@ -184,19 +185,38 @@ class KokoroBundle(LoadedBundle):
         voice_dirs: tuple | list = (),
         on_chunk: Callable[[int, int, host.Chunk], None] | None = None,
         chunks: list[host.Chunk] | None = None,
+        pool: WorkerPool[KokoroBundle] | None = None,
+        on_audio: Callable[[np.ndarray], None] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
         """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined.
 
         `chunks` are `self.chunks(text)` when the caller already has them (G2P is not free).
+        `pool` (bundles of this same bundle) speaks chunks side by side: each chunk's draws
+        come from `seed + i` alone, so the audio is the same for any number of workers.
+        `on_audio` gets the joined waveform piece by piece in order, as soon as each chunk
+        is ready (pauses included): the pieces end to end are the returned audio.
         """
         chunks = self.chunks(text) if chunks is None else chunks
         pack = host.load_voice(voice, extra_dirs=voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
-        for i, chunk in enumerate(chunks):
-            self.between_utterances()  # stateless graphs: any chunk boundary is a restart point
-            results += self._speak_chunk(chunk, pack, speed, seed + i)
+        gap = np.zeros(int(round(host.DEFAULT_PAUSE_S * host.SAMPLE_RATE)), np.float32)
+
+        def work(kb: KokoroBundle, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
+            i, chunk = item
+            kb.between_utterances()  # stateless graphs: any chunk boundary is a restart point
+            return kb._speak_chunk(chunk, pack, speed, seed + i)
+
+        def deliver(i: int, parts: list[ChunkResult]) -> None:
+            for part in parts:
+                if on_audio is not None:
+                    if results:  # join_audio's pause: between chunks, none at the ends
+                        on_audio(gap)
+                    on_audio(part.audio)
+                results.append(part)
             if on_chunk is not None:
-                on_chunk(i + 1, len(chunks), chunk)
+                on_chunk(i + 1, len(chunks), chunks[i])
+
+        (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
         return host.join_audio([r.audio for r in results]), results
 
     def _speak_chunk(

@@ -1,0 +1,95 @@
+"""`voxport speak chatterbox --workers N [--stream]`: chunks side by side, the same audio.
+
+The real run (reduced bundle, 2 chunks, a few T3 tokens each so it stays cheap): 2 runtime
+children give the very samples 1 in-process bundle gives, and the streamed pieces end to end
+are that audio. The CLI's --stream runs over a stand-in (no runtime calls).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from conversion.chatterbox import cli, pipeline
+from conversion.chatterbox.pipeline import ChatterboxBundle, SpeakOptions
+from conversion.chatterbox.port import PORT
+from conversion.cli.main import main
+from conversion.core.bundle import load_manifest
+from conversion.core.errors import UserError
+from conversion.core.workers import WorkerPool
+
+TEXT = "A quick brown fox jumps over a lazy dog by the river. It ran off."  # 2 chunks
+COMMON = ["--weights", "random", "--config", "reduced"]
+FEW_TOKENS = SpeakOptions(max_new_tokens=6)  # T3's loop is what costs: 6 steps, not 48
+
+
+@pytest.fixture(scope="module")
+def reduced_bundle() -> Path:
+    """The reduced bundle already under bundles/ when it loads (any weights do for the
+    1-vs-N identity), else the one `speak chatterbox --weights random --config reduced` uses."""
+    folder, config = PORT.resolve("random", "reduced", 0)
+    path = PORT.bundle_path("reduced", "fp32")
+    try:
+        load_manifest(path)
+        return path
+    except UserError:
+        return PORT.ensure_bundle(folder, config, "reduced", "fp32")
+
+
+@pytest.mark.slow
+def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
+    with WorkerPool(lambda isolate: ChatterboxBundle(reduced_bundle, isolate=isolate), 1) as one:
+        chunks = one.bundle.chunks(TEXT)
+        assert len(chunks) == 2
+        want, _ = one.bundle.speak(TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=one)
+    pieces: list[np.ndarray] = []
+    with WorkerPool(lambda isolate: ChatterboxBundle(reduced_bundle, isolate=isolate), 2) as two:
+        got, results = two.bundle.speak(
+            TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=two, on_audio=pieces.append
+        )
+    assert want.size > 0 and [r.text for r in results] == [c.text for c in chunks]
+    assert got.tobytes() == want.tobytes()  # bit-identical
+    assert len(pieces) == 2 and np.concatenate(pieces).tobytes() == got.tobytes()
+
+
+# -- the CLI over a stand-in ------------------------------------------------------------------
+
+
+class NoRuntime(ChatterboxBundle):
+    """The bundle's host files; each chunk's audio made up from its index."""
+
+    def __init__(self, bundle, isolate: bool = False) -> None:
+        self.path, self.manifest = Path(bundle), load_manifest(bundle, verify=False)
+        self.load_host()
+
+    def synthesize(self, chunk, voice, options, seed=0, index=0, **_kw):
+        t3 = SimpleNamespace(stopped=False)
+        wav = np.linspace(-1.5, 1.5, 2400 * (index + 1), dtype=np.float32)
+        return pipeline.ChunkResult(chunk.text, t3, np.zeros(3), None, None, wav)
+
+    def close(self) -> None:
+        pass
+
+
+def test_cli_stream_is_the_whole_file_and_prints_time_to_first_audio(
+    reduced_bundle, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(pipeline, "ChatterboxBundle", NoRuntime)
+    source = SimpleNamespace(get=lambda config, dtype: reduced_bundle)
+    monkeypatch.setattr(cli, "_source", lambda *a, **k: source)  # no export check
+
+    def speak(name: str, *flags: str) -> bytes:
+        out = tmp_path / name
+        assert main(["speak", "chatterbox", TEXT, *COMMON, "-o", str(out), *flags]) == 0
+        return out.read_bytes()
+
+    whole = speak("whole.wav", "--workers", "1")
+    assert speak("s.wav", "--workers", "2", "--stream") == whole
+    lines = capsys.readouterr().out.splitlines()
+    assert re.search(r"2 worker\(s\)\); time to first audio [\d.]+ s \(streamed\)", lines[-1])
+    assert "time to first audio" in lines[0] and "(whole utterance)" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.wav", "whole.wav"]
