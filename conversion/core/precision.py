@@ -7,6 +7,8 @@ from enum import StrEnum
 
 import torch
 
+from .rewrites import pretransposed_linears
+
 
 class Precision(StrEnum):
     FP32 = "fp32"
@@ -25,10 +27,14 @@ class Precision(StrEnum):
 
 
 def prepare_module(module: torch.nn.Module, precision: Precision) -> torch.nn.Module:
-    """A copy of `module` at the precision's compute dtype (the caller's module is untouched)."""
+    """A copy of `module` at the precision's compute dtype (the caller's module is untouched);
+    at fp32 its Linears pre-transposed (`rewrites.pretransposed_linears`: the Linux runtime
+    transposes a Linear's weight on every call)."""
     m = copy.deepcopy(module).eval()
     if precision is Precision.FP16:
         m = m.half()
+    if precision is Precision.FP32:
+        m = pretransposed_linears(m)
     return m
 
 

@@ -1,9 +1,15 @@
-"""Zero padding written as a concat of zeros, for graphs that run on the Linux runtime.
+"""Graph rewrites that make the Linux Core AI runtime faster and leave the values alone.
 
-Core AI's `conv2d` takes no padding: the converter lowers a padded convolution (and `F.pad`)
-to a separate `pad` op, and the Linux runtime's `pad` is slow — measured ~5x a concat of
-zeros on the same tensor, and ~34 % of Kokoro's vocoder time before this rewrite
-(docs/speed.md). The values are the same: the concatenated zeros are the padding.
+- Zero padding as a concat of zeros. Core AI's `conv2d` takes no padding: the converter lowers
+  a padded convolution (and `F.pad`) to a separate `pad` op, and the Linux runtime's `pad` is
+  slow — measured ~5x a concat of zeros on the same tensor, and ~34 % of Kokoro's vocoder time
+  before this rewrite.
+- `nn.Linear` with its weight stored transposed ([in, out]) and applied as a matmul. A Linear
+  converts to `transpose(weight)` + matmul, and the Linux runtime does not fold the constant
+  transpose: it transposes the weight on every call (79 % of T3's decode step). fp32 only:
+  with int8 weights the pre-transposed form ran slower here.
+
+Each rewrite's before / after, and why it should not cost a device: docs/speed.md.
 """
 
 from __future__ import annotations
@@ -52,4 +58,36 @@ def concat_padded_convs(module: nn.Module) -> nn.Module:
             setattr(module, name, ConcatPadConv1d(child))
         else:
             concat_padded_convs(child)
+    return module
+
+
+class PretransposedLinear(nn.Module):
+    """`nn.Linear` as `x @ weight_t + bias`, the weight stored [in, out] (the same values)."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        w = linear.weight.detach().t().contiguous()
+        self.weight_t = nn.Parameter(w, requires_grad=False)
+        b = linear.bias
+        self.bias = nn.Parameter(b.detach().clone(), requires_grad=False) if b is not None else None
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """[out, in], for code that reads a Linear's weight (it costs a transpose there)."""
+        return self.weight_t.t()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.matmul(x, self.weight_t)
+        return y + self.bias if self.bias is not None else y
+
+
+def pretransposed_linears(module: nn.Module) -> nn.Module:
+    """`module` with every plain `nn.Linear` inside it (in place) a `PretransposedLinear`
+    (subclasses such as attention's out_proj, whose weight is read directly, are left)."""
+    for name, child in list(module.named_children()):
+        if type(child) is nn.Linear:
+            setattr(module, name, PretransposedLinear(child))
+        else:
+            pretransposed_linears(child)
     return module

@@ -29,7 +29,7 @@ from torch import nn
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.errors import UserError
 from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.zero_pad import concat_padded_convs
+from conversion.core.rewrites import concat_padded_convs
 
 from .layers.albert import AlbertEncoder
 from .layers.blocks import AdainResBlock

@@ -44,7 +44,7 @@ from torch import nn
 
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.zero_pad import zero_pad
+from conversion.core.rewrites import zero_pad
 
 from ..config import MEL_HOP, ChatterboxConfig
 
