@@ -32,16 +32,21 @@ def zero_pad(x: torch.Tensor, left: int, right: int = 0) -> torch.Tensor:
 
 
 class ConcatPadConv1d(nn.Module):
-    """A zero-padded `nn.Conv1d` as `zero_pad` + an unpadded conv (the same weights)."""
+    """A zero-padded `nn.Conv1d` as `zero_pad` + an unpadded conv (the same weights): its own
+    padding on both sides, or `left` / `right` for a conv padded in its caller (a causal one)."""
 
-    def __init__(self, conv: nn.Conv1d) -> None:
+    def __init__(self, conv: nn.Conv1d, left: int | None = None, right: int | None = None) -> None:
         super().__init__()
-        (self.pad,) = conv.padding
+        if isinstance(conv.padding, str) or (left is not None and conv.padding[0]):
+            raise ValueError(f"a conv with padding={conv.padding!r} is not rewritten")
+        (pad,) = conv.padding
+        self.left = pad if left is None else left
+        self.right = pad if right is None else right
         self.weight, self.bias = conv.weight, conv.bias
         (self.stride,), (self.dilation,), self.groups = conv.stride, conv.dilation, conv.groups
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = zero_pad(x, self.pad, self.pad)
+        z = zero_pad(x, self.left, self.right)
         return F.conv1d(z, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
 
 

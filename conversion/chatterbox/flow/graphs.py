@@ -27,6 +27,7 @@ fp16 inputs), which alone costs cos ~0.9995 at t ≈ 0.5 (the sinusoid's top fre
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -34,6 +35,7 @@ from torch import nn
 
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.export import GraphSpec, bucketed_functions
+from conversion.core.rewrites import ConcatPadConv1d, concat_padded_convs
 
 from ..config import ChatterboxConfig
 
@@ -117,6 +119,19 @@ def attention_bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return (1.0 - (mask > 0).to(dtype)) * -big
 
 
+def _concat_padded(module: nn.Module) -> nn.Module:
+    """Every conv's zero padding as concatenated zeros (docs/speed.md: the Linux runtime's `pad`
+    is slow): the publisher's `CausalConv1d` pads (k-1, 0) with F.pad in its forward, the
+    others are plain padded `nn.Conv1d`s."""
+    for name, child in list(module.named_children()):
+        causal = getattr(child, "causal_padding", None)
+        if isinstance(child, nn.Conv1d) and causal is not None:
+            setattr(module, name, ConcatPadConv1d(child, *causal))
+        else:
+            _concat_padded(child)
+    return concat_padded_convs(module)  # the plain padded convs (the causal ones are gone)
+
+
 class FlowEstimator(nn.Module):
     """The CFM velocity UNet (`ConditionalDecoder.forward`, meanflow off) over a frame bucket."""
 
@@ -127,7 +142,8 @@ class FlowEstimator(nn.Module):
         super().__init__()
         if getattr(estimator, "meanflow", False):
             raise NotImplementedError("the meanflow estimator (distilled S3Gen) is not ported")
-        self.estimator = estimator
+        # A copy: the oracle keeps the publisher's own modules.
+        self.estimator = _concat_padded(copy.deepcopy(estimator))
 
     @staticmethod
     def _transformers(blocks: nn.ModuleList, x: torch.Tensor, mask: torch.Tensor, temb):
