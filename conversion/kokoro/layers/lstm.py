@@ -1,20 +1,10 @@
-"""A bidirectional LSTM that is exact on the real span of a right-padded static bucket.
+"""A masked, unrolled bidirectional LSTM for right-padded static buckets.
 
-`nn.LSTM(bidirectional=True)` over a padded sequence lets the pad leak into the backward
-direction (it starts at the pad) and corrupts every real step. Here each direction is a plain
-one-direction LSTM (`torch.lstm`, exact on the Linux runtime):
-
-- forward direction on the padded sequence as it is: the pad comes after every real step, so
-  the real outputs never see it;
-- backward direction on the sequence with only its real span reversed (t -> n-1-t for t < n,
-  the pad left in place), so it too meets the real steps first and the pad after them; its
-  output is put back in order with the same index (the permutation is its own inverse).
-
-coreai-torch 0.4.3 has no LSTM lowering: torch's default decomposition unrolls `aten.lstm`
-into per-step ops before conversion, so conversion time still grows with T. It is ~1.5x less
-than the previous masked, unrolled version (no per-step mask selects) at T=512.
-
-This needs a prefix mask (1 on the first n steps, 0 after), which is what the buckets give.
+`nn.LSTM` over a padded sequence lets the pad leak into the backward direction and corrupt
+every real step. Here the pad positions carry the state instead of updating it, so the
+backward direction starts fresh at the last real token: exact on the real span. Both
+directions step together (a batched matmul over a direction axis), which halves the number of
+unrolled ops; torch.export specialises the loop to the bucket's length.
 """
 
 from __future__ import annotations
@@ -23,52 +13,11 @@ import torch
 from torch import nn
 
 
-class _Direction(nn.Module):
-    """One direction of a bidirectional `nn.LSTM`, called as a single-direction `torch.lstm`.
-
-    The functional call (one `aten.lstm` op, as `nn.LSTM` exports to) keeps plain Parameters:
-    `nn.LSTM` itself re-assigns `_flat_weights` while tracing, which export warns about.
-    """
-
-    def __init__(self, lstm: nn.LSTM, suffix: str) -> None:
-        super().__init__()
-        self.hidden = lstm.hidden_size
-        for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
-            p = getattr(lstm, name + suffix).detach().clone()
-            self.register_parameter(name.removesuffix("_l0"), nn.Parameter(p, requires_grad=False))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h0 = x.new_zeros(1, x.shape[0], self.hidden)
-        params = [self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh]
-        # (input, (h0, c0), params, has_biases, num_layers, dropout, train, bidirectional,
-        # batch_first)
-        out, _, _ = torch.lstm(x, (h0, h0), params, True, 1, 0.0, False, False, True)
-        return out
-
-
-def real_span_reversal(mask: torch.Tensor) -> torch.Tensor:
-    """int64 [B, T]: n-1-t for t < n (n = real steps per row), t on the pad.
-
-    Built in-graph from the mask with int32 arithmetic; the cast to int64 is only what
-    `torch.gather` asks for. Applying it twice is the identity.
-    """
-    t = mask.shape[1]
-    # Counted in int32, not summed in the mask's dtype: fp16 stops counting exactly past 2048.
-    n = (mask > 0.5).to(torch.int32).sum(dim=1, keepdim=True, dtype=torch.int32)  # [B, 1]
-    pos = torch.arange(t, dtype=torch.int32, device=mask.device).unsqueeze(0)  # [1, T]
-    return torch.where(pos < n, n - 1 - pos, pos).to(torch.int64)
-
-
-def _permute_steps(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """x [B, T, C] with its steps reordered by index [B, T]."""
-    return torch.gather(x, 1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
-
-
 class MaskedBiLSTM(nn.Module):
     """forward(x [B, T, C], mask [B, T] (1 real, 0 pad)) -> [B, T, 2H], zero at pad steps.
 
-    Built from a one-layer, bidirectional, batch_first `nn.LSTM`; on the real span it equals
-    that LSTM run on the unpadded sequence. The mask must be a prefix: n ones, then zeros.
+    Built from a one-layer, bidirectional, batch_first `nn.LSTM` (torch gate order i, f, g, o);
+    on the real span it equals that LSTM run on the unpadded sequence.
     """
 
     def __init__(self, lstm: nn.LSTM) -> None:
@@ -78,14 +27,39 @@ class MaskedBiLSTM(nn.Module):
         if lstm.proj_size:
             raise ValueError("LSTM projections are not supported")
         self.hidden = lstm.hidden_size
-        self.fwd = _Direction(lstm, "")
-        self.bwd = _Direction(lstm, "_reverse")
+        w_ih = [lstm.weight_ih_l0, lstm.weight_ih_l0_reverse]
+        w_hh = [lstm.weight_hh_l0, lstm.weight_hh_l0_reverse]
+        b = [
+            lstm.bias_ih_l0 + lstm.bias_hh_l0,
+            lstm.bias_ih_l0_reverse + lstm.bias_hh_l0_reverse,
+        ]
+        # [2, C, 4H], [2, H, 4H], [2, 1, 4H]: direction-major, ready for matmul from the left.
+        self.w_ih = nn.Parameter(torch.stack([w.detach().t() for w in w_ih]), requires_grad=False)
+        self.w_hh = nn.Parameter(torch.stack([w.detach().t() for w in w_hh]), requires_grad=False)
+        self.bias = nn.Parameter(torch.stack(b).detach().unsqueeze(1), requires_grad=False)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        rev = real_span_reversal(mask)
-        fwd = self.fwd(x)
-        bwd = self.bwd(_permute_steps(x, rev))
-        out = torch.cat([fwd, _permute_steps(bwd, rev)], dim=-1)
-        # where, not a multiply: a non-finite input on the pad must still give zeros there.
-        real = (mask > 0.5).unsqueeze(-1)
-        return torch.where(real, out, torch.zeros_like(out))
+        bsz, t, _ = x.shape
+        hid = self.hidden
+        # Input projections for every step at once: [2, B, T, 4H].
+        xw = torch.matmul(x.unsqueeze(0), self.w_ih.unsqueeze(1)) + self.bias.unsqueeze(1)
+        # Step k feeds the forward direction position k and the backward one position T-1-k.
+        steps = torch.stack([xw[0], xw[1].flip(1)]).permute(2, 0, 1, 3)  # [T, 2, B, 4H]
+        m = mask.to(x.dtype)
+        keep = torch.stack([m, m.flip(1)]).permute(2, 0, 1).unsqueeze(-1) > 0.5  # [T, 2, B, 1]
+        h = x.new_zeros(2, bsz, hid)
+        c = x.new_zeros(2, bsz, hid)
+        outs = []
+        for k, (gx, real) in enumerate(zip(steps.unbind(0), keep.unbind(0), strict=True)):
+            gates = gx + torch.bmm(h, self.w_hh) if k else gx  # h0 = 0: skip the first matmul
+            i, f, g, o = gates.split(hid, dim=-1)
+            c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h_new = torch.sigmoid(o) * torch.tanh(c_new)
+            # Pad steps keep the state: the backward pass starts at the last real token.
+            c = torch.where(real, c_new, c)
+            h = torch.where(real, h_new, h)
+            outs.append(h)
+        hs = torch.stack(outs)  # [T, 2, B, H]
+        fwd = hs[:, 0].permute(1, 0, 2)
+        bwd = hs[:, 1].flip(0).permute(1, 0, 2)
+        return torch.cat([fwd, bwd], dim=-1) * m.unsqueeze(-1)
