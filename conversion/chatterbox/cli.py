@@ -115,11 +115,9 @@ def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Names
     """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
     earlier one are ready when `--stream`, else written whole at the end): the audio, the
     chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.audio_io import streamed_wav, write_wav
+    from conversion.core.audio_io import speak_into_wav
 
     from .config import SAMPLE_RATE
-
-    first: list[float] = []
 
     def speak(on_audio=None):
         with progress_steps(len(chunks), "speak chatterbox") as bar:
@@ -135,19 +133,7 @@ def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Names
                 on_audio=on_audio,
             )
 
-    if not args.stream:
-        audio, results = speak()
-        write_wav(target, audio, SAMPLE_RATE)
-        return audio, results, time.perf_counter() - start
-    with streamed_wav(target, SAMPLE_RATE) as write:
-
-        def on_audio(piece):
-            write(piece)
-            if not first:
-                first.append(time.perf_counter() - start)
-
-        audio, results = speak(on_audio)
-    return audio, results, first[0] if first else time.perf_counter() - start
+    return speak_into_wav(target, SAMPLE_RATE, speak, args.stream, start)
 
 
 def gate(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -75,3 +76,30 @@ def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], N
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def speak_into_wav(
+    target: str | Path,
+    sr: int,
+    speak: Callable[[Callable[[np.ndarray], None] | None], tuple[np.ndarray, list]],
+    stream: bool,
+    start: float,
+) -> tuple[np.ndarray, list, float]:
+    """Run `speak(on_audio)` into the wav `target`: streamed (each piece `speak` hands
+    `on_audio` appended as it comes, `streamed_wav`) or written whole at the end. Returns the
+    audio, `speak`'s results and the seconds from `start` (a perf_counter) to the first audio
+    on disk."""
+    if not stream:
+        audio, results = speak(None)
+        write_wav(target, audio, sr)
+        return audio, results, time.perf_counter() - start
+    first: list[float] = []
+    with streamed_wav(target, sr) as write:
+
+        def on_audio(piece: np.ndarray) -> None:
+            write(piece)
+            if not first:
+                first.append(time.perf_counter() - start)
+
+        audio, results = speak(on_audio)
+    return audio, results, first[0] if first else time.perf_counter() - start

@@ -79,9 +79,7 @@ def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace
     """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
     earlier one are ready when `--stream`, else written whole at the end): the audio, the
     chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.audio_io import streamed_wav
-
-    first: list[float] = []
+    from conversion.core.audio_io import speak_into_wav
 
     def speak(on_audio=None):
         with progress_steps(len(chunks), "speak kokoro") as bar:
@@ -97,19 +95,7 @@ def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace
                 on_audio=on_audio,
             )
 
-    if not args.stream:
-        audio, results = speak()
-        host.write_wav(target, audio)
-        return audio, results, time.perf_counter() - start
-    with streamed_wav(target, host.SAMPLE_RATE) as write:
-
-        def on_audio(piece):
-            write(piece)
-            if not first:
-                first.append(time.perf_counter() - start)
-
-        audio, results = speak(on_audio)
-    return audio, results, first[0] if first else time.perf_counter() - start
+    return speak_into_wav(target, host.SAMPLE_RATE, speak, args.stream, start)
 
 
 def gate(args: argparse.Namespace) -> int:
