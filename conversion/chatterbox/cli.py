@@ -75,7 +75,6 @@ def _token_progress(done: int, budget: int) -> None:
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.paths import writable_file
     from conversion.core.workers import WorkerPool
 
     from . import voice as voice_mod
@@ -86,7 +85,7 @@ def speak(args: argparse.Namespace) -> int:
         raise UserError(f"--cfg must be in [0, 3] (the publisher's default is 0.5), got {args.cfg}")
     if args.ref:
         voice_mod.inspect_reference(args.ref)
-    target = writable_file(args.output)
+    target = args.output  # checked writable by the CLI before any work
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     bundle = _source(args, folder).get(config, args.dtype)
     options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)

@@ -198,7 +198,7 @@ def _asset_path(folder: Path | str, spec: GraphSpec) -> Path:
 
 
 def _export_in_child(spec: GraphSpec, folder: str, precision: str, info, queue) -> None:
-    """A forked worker: export one graph, reporting each function and the result (or the
+    """A spawned worker: export one graph, reporting each function and the result (or the
     error) on `queue`."""
     try:
         exported = export_graph(

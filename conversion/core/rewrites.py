@@ -14,9 +14,23 @@ Each rewrite's before / after, and why it should not cost a device: docs/speed.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+def replace_modules(module: nn.Module, rule: Callable[[nn.Module], nn.Module | None]) -> nn.Module:
+    """`module` with every submodule for which `rule` gives a replacement replaced by it (in
+    place; a replaced submodule's own children are not visited), the rest searched through."""
+    for name, child in list(module.named_children()):
+        new = rule(child)
+        if new is not None:
+            setattr(module, name, new)
+        else:
+            replace_modules(child, rule)
+    return module
 
 
 def zero_pad(x: torch.Tensor, left: int, right: int = 0) -> torch.Tensor:
@@ -53,17 +67,19 @@ class ConcatPadConv1d(nn.Module):
 def concat_padded_convs(module: nn.Module) -> nn.Module:
     """`module`, with every zero-padded `nn.Conv1d` inside it made a `ConcatPadConv1d` (in
     place; `padding="same"` and other padding modes are left as they are)."""
-    for name, child in list(module.named_children()):
-        if (
-            type(child) is nn.Conv1d
-            and child.padding_mode == "zeros"
-            and isinstance(child.padding, tuple)
-            and child.padding[0] > 0
-        ):
-            setattr(module, name, ConcatPadConv1d(child))
-        else:
-            concat_padded_convs(child)
-    return module
+    return replace_modules(module, concat_padded_conv)
+
+
+def concat_padded_conv(child: nn.Module) -> ConcatPadConv1d | None:
+    """`child` as a `ConcatPadConv1d` when it is a plain zero-padded `nn.Conv1d`, else None."""
+    if (
+        type(child) is nn.Conv1d
+        and child.padding_mode == "zeros"
+        and isinstance(child.padding, tuple)
+        and child.padding[0] > 0
+    ):
+        return ConcatPadConv1d(child)
+    return None
 
 
 class PretransposedLinear(nn.Module):
@@ -90,9 +106,6 @@ class PretransposedLinear(nn.Module):
 def pretransposed_linears(module: nn.Module) -> nn.Module:
     """`module` with every plain `nn.Linear` inside it (in place) a `PretransposedLinear`
     (subclasses such as attention's out_proj, whose weight is read directly, are left)."""
-    for name, child in list(module.named_children()):
-        if type(child) is nn.Linear:
-            setattr(module, name, PretransposedLinear(child))
-        else:
-            pretransposed_linears(child)
-    return module
+    return replace_modules(
+        module, lambda child: PretransposedLinear(child) if type(child) is nn.Linear else None
+    )

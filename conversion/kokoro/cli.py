@@ -49,13 +49,12 @@ def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.paths import writable_file
     from conversion.core.workers import WorkerPool
 
     from .pipeline import KokoroBundle
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
-    target = writable_file(args.output)
+    target = args.output  # checked writable by the CLI before any work
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     voice_dirs = [folder / weights.VOICES_DIR]
     host.load_voice(args.voice, extra_dirs=voice_dirs)  # unknown voice: now

@@ -98,6 +98,11 @@ def trim_audio(waveform: np.ndarray, frames: int) -> np.ndarray:
     return np.asarray(waveform, dtype=np.float32).reshape(-1)[: frames * SAMPLES_PER_FRAME]
 
 
+def pause(sr: int = SAMPLE_RATE, pause_s: float = DEFAULT_PAUSE_S) -> np.ndarray:
+    """The silence `join_audio` leaves between chunks."""
+    return np.zeros(int(round(pause_s * sr)), dtype=np.float32)
+
+
 def join_audio(
     chunks: Sequence[np.ndarray], sr: int = SAMPLE_RATE, pause_s: float = DEFAULT_PAUSE_S
 ) -> np.ndarray:
@@ -109,7 +114,7 @@ def join_audio(
     pieces = [np.asarray(c, dtype=np.float32).reshape(-1) for c in chunks]
     if not pieces:
         return np.zeros(0, dtype=np.float32)
-    gap = np.zeros(int(round(pause_s * sr)), dtype=np.float32)
+    gap = pause(sr, pause_s)
     out: list[np.ndarray] = []
     for i, piece in enumerate(pieces):
         if i:

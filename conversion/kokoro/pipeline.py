@@ -199,7 +199,7 @@ class KokoroBundle(LoadedBundle):
         chunks = self.chunks(text) if chunks is None else chunks
         pack = host.load_voice(voice, extra_dirs=voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
-        gap = np.zeros(int(round(host.DEFAULT_PAUSE_S * host.SAMPLE_RATE)), np.float32)
+        gap = host.pause()
 
         def work(kb: KokoroBundle, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
             i, chunk = item

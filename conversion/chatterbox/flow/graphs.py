@@ -35,7 +35,7 @@ from torch import nn
 
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.rewrites import ConcatPadConv1d, concat_padded_convs
+from conversion.core.rewrites import ConcatPadConv1d, concat_padded_conv, replace_modules
 
 from ..config import ChatterboxConfig
 
@@ -123,13 +123,14 @@ def _concat_padded(module: nn.Module) -> nn.Module:
     """Every conv's zero padding as concatenated zeros (docs/speed.md: the Linux runtime's `pad`
     is slow): the publisher's `CausalConv1d` pads (k-1, 0) with F.pad in its forward, the
     others are plain padded `nn.Conv1d`s."""
-    for name, child in list(module.named_children()):
+
+    def rule(child: nn.Module) -> nn.Module | None:
         causal = getattr(child, "causal_padding", None)
         if isinstance(child, nn.Conv1d) and causal is not None:
-            setattr(module, name, ConcatPadConv1d(child, *causal))
-        else:
-            _concat_padded(child)
-    return concat_padded_convs(module)  # the plain padded convs (the causal ones are gone)
+            return ConcatPadConv1d(child, *causal)
+        return concat_padded_conv(child)
+
+    return replace_modules(module, rule)
 
 
 class FlowEstimator(nn.Module):
