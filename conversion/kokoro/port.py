@@ -20,9 +20,9 @@ class KokoroPort(ModelPort):
     name = "kokoro"
     summary = "Kokoro-82M (StyleTTS2 + iSTFTNet)"
     graphs = GRAPHS
-    layout = 4  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
-    # host needs nothing from the Python packages); 3: conv padding as concatenated zeros;
-    # 4: the LSTMs' recurrence as one graph loop (docs/speed.md). Older bundles re-export.
+    layout = 3  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
+    # host needs nothing from the Python packages); 3: conv padding as concatenated zeros
+    # (docs/speed.md), so bundles exported before it re-export
     asset_info = AssetInfo(
         author="hexgrad (Kokoro-82M); exported to Core AI by voxport",
         license="Apache-2.0",

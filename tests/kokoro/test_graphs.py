@@ -22,7 +22,6 @@ pytest.importorskip("kokoro")
 
 import conversion.kokoro  # noqa: E402
 from conversion.core.buckets import Bucket, BucketTable  # noqa: E402
-from conversion.core.export import FunctionSpec, export_program  # noqa: E402
 from conversion.core.testing import run_through_coreai  # noqa: E402
 from conversion.kokoro.graphs import (  # noqa: E402
     BUCKETS,
@@ -391,19 +390,3 @@ def test_vocoder_through_coreai(graphs, vocoder_reference):
     bucket = BUCKETS["vocoder"].buckets[0]
     inputs = vocoder_inputs(vocoder_reference, graphs["vocoder"], bucket["L"])
     _check_runtime(graphs["vocoder"], inputs, Vocoder.OUTPUTS)
-
-
-def test_masked_bilstm_exports_one_step_whatever_the_length():
-    """The recurrence is one graph loop: the exported program does not grow with T (unrolled,
-    it held ~20 ops a step and dominated the published export's time)."""
-    torch.manual_seed(0)
-    masked = MaskedBiLSTM(torch.nn.LSTM(8, 4, 1, batch_first=True, bidirectional=True).eval())
-
-    def n_ops(t: int) -> int:
-        spec = FunctionSpec(
-            "f", masked, {"x": torch.randn(1, t, 8), "mask": torch.ones(1, t)}, ["y"]
-        )
-        program, _ = export_program(spec)
-        return sum(n.op == "call_function" for n in program.graph.nodes)
-
-    assert n_ops(8) == n_ops(64)

@@ -1,23 +1,16 @@
-"""A masked bidirectional LSTM for right-padded static buckets, its recurrence one graph loop.
+"""A masked, unrolled bidirectional LSTM for right-padded static buckets.
 
 `nn.LSTM` over a padded sequence lets the pad leak into the backward direction and corrupt
 every real step. Here the pad positions carry the state instead of updating it, so the
 backward direction starts fresh at the last real token: exact on the real span. Both
-directions step together (a batched matmul over a direction axis).
-
-The recurrence is a `torch._higher_order_ops.while_loop`, which the converter lowers to one
-`coreai.while_`: the graph holds one step whatever the bucket's length. Unrolled (a Python
-loop that torch.export specialises to T steps) the graph held ~20 ops per step, and tracing,
-decomposing and converting them made up most of the published export: one 640→256 bi-LSTM
-at T=512 exported in 52 s unrolled against 1.7 s as a loop, and ran 324 ms against 351 ms on
-the Linux runtime (docs/speed.md has the table).
+directions step together (a batched matmul over a direction axis), which halves the number of
+unrolled ops; torch.export specialises the loop to the bucket's length.
 """
 
 from __future__ import annotations
 
 import torch
 from torch import nn
-from torch._higher_order_ops.while_loop import while_loop
 
 
 class MaskedBiLSTM(nn.Module):
@@ -48,36 +41,25 @@ class MaskedBiLSTM(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         bsz, t, _ = x.shape
         hid = self.hidden
-        w_hh = self.w_hh
         # Input projections for every step at once: [2, B, T, 4H].
         xw = torch.matmul(x.unsqueeze(0), self.w_ih.unsqueeze(1)) + self.bias.unsqueeze(1)
         # Step k feeds the forward direction position k and the backward one position T-1-k.
         steps = torch.stack([xw[0], xw[1].flip(1)]).permute(2, 0, 1, 3)  # [T, 2, B, 4H]
         m = mask.to(x.dtype)
-        keep = torch.stack([m, m.flip(1)]).permute(2, 0, 1).unsqueeze(-1)  # [T, 2, B, 1]
-
-        def more(k, h, c, hs):
-            return k < t
-
-        def step(k, h, c, hs):
-            at = k.unsqueeze(0)  # index_select / index_copy take a 1-D index
-            gates = steps.index_select(0, at).reshape(2, bsz, 4 * hid) + torch.bmm(h, w_hh)
-            real = keep.index_select(0, at).reshape(2, bsz, 1) > 0.5
+        keep = torch.stack([m, m.flip(1)]).permute(2, 0, 1).unsqueeze(-1) > 0.5  # [T, 2, B, 1]
+        h = x.new_zeros(2, bsz, hid)
+        c = x.new_zeros(2, bsz, hid)
+        outs = []
+        for k, (gx, real) in enumerate(zip(steps.unbind(0), keep.unbind(0), strict=True)):
+            gates = gx + torch.bmm(h, self.w_hh) if k else gx  # h0 = 0: skip the first matmul
             i, f, g, o = gates.split(hid, dim=-1)
             c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             h_new = torch.sigmoid(o) * torch.tanh(c_new)
             # Pad steps keep the state: the backward pass starts at the last real token.
             c = torch.where(real, c_new, c)
             h = torch.where(real, h_new, h)
-            return k + 1, h, c, hs.index_copy(0, at, h.unsqueeze(0))
-
-        start = (
-            torch.zeros((), dtype=torch.int64),
-            x.new_zeros(2, bsz, hid),
-            x.new_zeros(2, bsz, hid),
-            x.new_zeros(t, 2, bsz, hid),
-        )
-        hs = while_loop(more, step, start)[3]  # [T, 2, B, H]
+            outs.append(h)
+        hs = torch.stack(outs)  # [T, 2, B, H]
         fwd = hs[:, 0].permute(1, 0, 2)
         bwd = hs[:, 1].flip(0).permute(1, 0, 2)
         return torch.cat([fwd, bwd], dim=-1) * m.unsqueeze(-1)
