@@ -62,9 +62,10 @@ GRAPHS = ("predictor", "prosody", "vocoder")
 #   vocoder    L256              73,389      4,383     9
 #   vocoder    L2048         (~10 min)     ~35,000    11   (219 MB asset, fp32)
 #
-# (The table predates issue 12's rewrites, docs/speed.md.) Exporting every bucket takes ~14 min
-# here one graph after another (the unrolled LSTMs make the predictor and prosody exports grow
-# with T and L; a graph loop would not, but coreai doctor rules it FATAL on devices: docs/speed.md).
+# (The table predates issue 12's rewrites, docs/speed.md.) Exporting every bucket took ~14 min
+# here one graph after another before issue 12 (not re-timed since, with two processes): the
+# unrolled LSTMs make the predictor and prosody exports grow with T and L; a graph loop would
+# not, but coreai doctor rules it FATAL on devices (docs/speed.md).
 #
 # The vocoder dominates and is linear in L with no fixed cost to speak of (~290 ms a frame
 # here), so every padded frame is paid in full: its table steps by ×1.5 (mean padding ~18%
