@@ -67,7 +67,7 @@ _STAGING = ".tmp-"
 _OLD = ".old-"
 
 
-def _owner_alive(name: str, marker: str) -> bool:
+def owner_alive(name: str, marker: str) -> bool:
     """Whether the process named in a staging folder's name (`.NAME.tmp-PID-xxxx` or
     `.NAME.old-PID`) still runs; a name without a pid (older voxport) counts as dead."""
     tail = name.split(marker, 1)[1]
@@ -99,7 +99,7 @@ def sweep_stale_staging(dest: Path) -> list[Path]:
     if not parent.is_dir():
         return removed
     for old in sorted(parent.glob(f".{dest.name}{_OLD}*")):
-        if _owner_alive(old.name, _OLD):
+        if owner_alive(old.name, _OLD):
             continue
         if not dest.exists():
             os.rename(old, dest)
@@ -107,7 +107,7 @@ def sweep_stale_staging(dest: Path) -> list[Path]:
             shutil.rmtree(old, ignore_errors=True)
         removed.append(old)
     for tmp in sorted(parent.glob(f".{dest.name}{_STAGING}*")):
-        if not _owner_alive(tmp.name, _STAGING):
+        if not owner_alive(tmp.name, _STAGING):
             if tmp.is_dir():
                 shutil.rmtree(tmp, ignore_errors=True)
             else:
@@ -128,6 +128,17 @@ def staging_folder(dest: Path) -> Path:
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)
     return tmp
+
+
+def process_temp_folder(prefix: str) -> Path:
+    """A fresh folder `PREFIX<pid>-xxxx` in the temp folder for this process's scratch files,
+    after removing those of processes that are gone (killed, or ended by `os._exit` without
+    cleaning up): what a dead process left there is never read again."""
+    base = Path(tempfile.gettempdir())
+    for stale in base.glob(f"{prefix}*"):
+        if stale.is_dir() and not owner_alive(stale.name, prefix):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
 
 
 def old_folder(dest: Path) -> Path:

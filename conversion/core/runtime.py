@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,8 +33,15 @@ from . import errors
 from . import worker_protocol as wp
 from .bundle import Manifest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
+from .paths import process_temp_folder
 
 _INT32 = np.iinfo(np.int32)
+# Where a process's lowered assets go (one folder per Session, `<prefix><pid>-xxxx` in the temp
+# folder). The runtime's own `executable()` lowers into an anonymous temp folder removed only by
+# its context's exit, which a worker ended by `os._exit` (serve) or a killed child never runs:
+# 70-90 MB a reduced bundle, GBs a published one, left in /tmp per child (a CI run filled the
+# disk). A folder named by pid is removed by the next Session once its process is gone.
+LOWERED_PREFIX = "voxport-lowered-"
 
 
 @contextlib.contextmanager
@@ -113,6 +121,7 @@ class Session:
         self._executables: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
         self._states: dict[tuple[str, str], dict[str, Any]] = {}
+        self._lowered: Path | None = None
         try:
             for g in names:
                 self.load_graph(g)
@@ -131,9 +140,27 @@ class Session:
         with _captured_stderr(self.quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             asset = AIModelAsset.load(self.bundle / self.manifest.graphs[graph]["asset"])
-            self._executables[graph] = self._loop.run_until_complete(
-                self._stack.enter_async_context(asset.executable())
-            )
+            self._executables[graph] = self._loop.run_until_complete(self._lower(asset, graph))
+
+    async def _lower(self, asset, graph: str):
+        """The asset lowered for this process: on Linux, what `asset.executable()` does (write
+        the ODIX, load it), but into this session's own folder (see LOWERED_PREFIX)."""
+        if sys.platform == "darwin":  # the OS runtime loads the asset itself: nothing written
+            return await self._stack.enter_async_context(asset.executable())
+        from coreai.runtime import AIModel
+
+        if self._lowered is None:
+            self._lowered = process_temp_folder(LOWERED_PREFIX)
+        odix = self._lowered / f"{graph}.aimodelx"  # the suffix executable() gives it
+        odix.mkdir()
+        await asyncio.to_thread(asset._write_odix, odix, enable_debug_info=False)
+        return await AIModel.load(path=str(odix), specialization_options=None)
+
+    def discard_lowered(self) -> None:
+        """Remove this session's lowered assets (the process is about to end, or closed)."""
+        if self._lowered is not None:
+            shutil.rmtree(self._lowered, ignore_errors=True)
+            self._lowered = None
 
     # -- functions ---------------------------------------------------------------------------
     def graphs(self) -> list[str]:
@@ -219,7 +246,10 @@ class Session:
             return
         with contextlib.suppress(Exception):
             self._loop.run_until_complete(self._stack.aclose())
+        self._executables.clear()
+        self._functions.clear()
         self._loop.close()
+        self.discard_lowered()
 
     def __enter__(self) -> Session:
         return self

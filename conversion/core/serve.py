@@ -138,7 +138,7 @@ def serve(
                 print(f"voxport serve: {e}", file=sys.stderr)
                 return EXIT_PROTOCOL
             if frame is None:
-                _exit_now(out)
+                _exit_now(out, session)
             header, arrays = frame
             echo = {"op": header.get("op"), **({"id": header["id"]} if "id" in header else {})}
             try:
@@ -148,7 +148,7 @@ def serve(
                 continue
             wp.write_frame(out, {"ok": True, **echo, **reply}, out_arrays)
             if echo["op"] == "close":
-                _exit_now(out)
+                _exit_now(out, session)
     except (BrokenPipeError, KeyboardInterrupt):  # the client went away
         return EXIT_OK
     finally:
@@ -167,12 +167,14 @@ def _write_ready(out, session) -> None:
     wp.write_frame(out, ready)
 
 
-def _exit_now(out) -> NoReturn:
+def _exit_now(out, session) -> NoReturn:
     """End the worker once its last frame is out, without the runtime's teardown: closing the
     session (or the interpreter's exit) once aborted the process in CI ("C++ exception handling
     detected but the Swift runtime was compiled with exceptions disabled", SIGABRT) after every
-    reply had been sent; the OS frees what the runtime holds (it leaks outputs anyway)."""
+    reply had been sent; the OS frees what the runtime holds (it leaks outputs anyway), but not
+    the lowered assets on disk, so those are removed first."""
     out.flush()
+    session.discard_lowered()
     sys.stderr.flush()
     os._exit(EXIT_OK)
 
