@@ -5,10 +5,11 @@ coreai-opt 0.4.0's `quantize_weights` has no per-op or per-constant selection (i
 are an element count and the set of consuming op types), and `precision.prepare_module` halves
 a whole module. So the mixed graph is made in two steps:
 
-1. before conversion: a copy of the reference LM whose fast-AR modules (`FAST_MODULES`) and
-   fast RoPE table are half, the slow hidden cast to half where it enters the fast AR (a
-   forward pre-hook on `fast_project_in`); the sampler's uniforms stay fp32 inputs and the
-   sampler casts the fast logits to fp32 (`draw_tokens`), so only the fast AR runs in half;
+1. before conversion: an `ar` graph (`ar.graphs.Audio8ARGraph`, built from the checkpoint's
+   weights) whose own fast-AR modules (`FAST_MODULES`, the fast RoPE table among them) are
+   half; the graph casts the slow hidden to the fast AR's weight dtype where it enters the fast
+   AR, the sampler's uniforms stay fp32 inputs and the sampler casts the fast logits to fp32
+   (`draw_tokens`), so only the fast AR runs in half;
 2. after conversion: coreai-opt's own per-channel int8 rule (`quantize_weights`), restricted to
    float32 constants. After step 1 every float32 weight constant left in the program belongs
    to the slow AR (its embeddings, layers, tied head rows, RoPE table); the fast AR's are
@@ -21,39 +22,36 @@ while this graph is converted (`slow_only_int8`).
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Iterator
-
-import torch
 
 from conversion.core.export import GraphSpec
 
-from .ar.graphs import ar_graph_spec
-from .reference import Audio8LM
+from .ar.graphs import Audio8ARGraph, ar_graph_spec
 
 MIXED = "mixed"  # the `ar` graph's precision key in a bundle key (`export.export_bundle`)
-FAST_MODULES = ("fast_project_in", "fast_embeddings", "fast_layers", "fast_norm", "fast_output")
+FAST_MODULES = (
+    "fast_project_in",
+    "fast_embeddings",
+    "fast_layers",
+    "fast_norm",
+    "fast_output",
+    "fast_rope",
+)
 PER_AR = {"slow": "int8", "fast": "fp16"}
 
 
-def _to_half(_module, args):
-    return tuple(
-        a.half() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args
-    )
-
-
-def mixed_lm(lm: Audio8LM) -> Audio8LM:
-    """A copy of `lm` with the fast AR in half (step 1); the slow AR untouched (fp32)."""
-    m = copy.deepcopy(lm).eval()
+def mixed_graph(model) -> Audio8ARGraph:
+    """The `ar` graph of `model`'s weights (a model holding the checkpoint: `config` +
+    `state_dict()`, e.g. the loaded reference LM, which is left untouched) with its fast AR in
+    half (step 1); the slow AR float32."""
+    graph = Audio8ARGraph.from_model(model).eval()
     for name in FAST_MODULES:
-        getattr(m, name).half()
-    m.fast_freqs_cis = m.fast_freqs_cis.half()
-    m.fast_project_in.register_forward_pre_hook(_to_half)
-    return m
+        getattr(graph, name).half()
+    return graph
 
 
-def mixed_ar_spec(lm: Audio8LM) -> GraphSpec:
-    spec = ar_graph_spec(mixed_lm(lm))
+def mixed_ar_spec(model) -> GraphSpec:
+    spec = ar_graph_spec(mixed_graph(model))
     spec.meta["precision_per_ar"] = dict(PER_AR)
     return spec
 

@@ -22,8 +22,9 @@ class Audio8Port(ModelPort):
     name = "audio8_tts"
     summary = "Audio8-TTS-Preview-0.6b (DualAR)"
     graphs = GRAPHS
-    layout = 3  # 2: host tables (audio8_host.json), LICENSE and README travel with the bundle;
-    # 3: squares as x * x, not pow (docs/speed.md), so older bundles re-export
+    layout = 4  # 2: host tables (audio8_host.json), LICENSE and README travel with the bundle;
+    # 3: squares as x * x, not pow (docs/speed.md); 4: the `ar` graph's own layers (ar/layers.py,
+    # the head a Linear the fp32 rewrite pre-transposes), so older bundles re-export
     asset_info = AssetInfo(
         author="Audio8 AI (Audio8-TTS-Preview-0.6b); exported to Core AI by voxport",
         # the publisher's code states none; its model card is the source

@@ -5,28 +5,40 @@ Written from the publisher's `modeling_arktts.py` (`Audio8-AI/Audio8_TTS`,
 parameter names are the publisher's, so `Audio8LM.load_state_dict` takes a checkpoint's keys
 unchanged (the RoPE tables are non-persistent buffers, as theirs are).
 
+This is the eager reference the exported `ar` graph is gated against. It follows the
+publisher's control flow, not the graph's: the graph (`ar/graphs.py`, `ar/layers.py`) is a
+separate re-author in export-ready form, and the two share the checkpoint's weights and nothing
+else (no module, no function), so a bug in either one shows as a difference between them.
+
 Facts this file reproduces (publisher names in brackets):
 
 * Input rows [B, 11, T]: row 0 token ids, rows 1..10 codebook indices. The embedding is
   `embeddings(row0) + where(row0 is semantic, sum_i codebook_embeddings(row_{i+1} + i*4096), 0)`
-  [ArkttsModel._embed]: the ten code embeddings are summed only where row 0 is a semantic id.
+  [ArkttsModel._embed]: the ten code embeddings, looked up book by book, are summed only where
+  row 0 is a semantic id.
 * Blocks [ArkttsTransformerBlock]: pre-norm RMSNorm (float32, eps 1e-6), fused `wqkv` (bias on
-  for the slow AR, off for the fast AR), `wo` without bias, GQA (query head h reads KV head
-  h // (heads / kv_heads)), SDPA scale 1/sqrt(head_dim), SwiGLU `w2(silu(w1 x) * w3 x)`.
+  for the slow AR, off for the fast AR), `wo` without bias, GQA by repeating each KV head for its
+  query heads (query head h reads KV head h // (heads / kv_heads)), scale 1/sqrt(head_dim),
+  SwiGLU `w2(silu(w1 x) * w3 x)`. The slow AR's attention is SDPA with a boolean mask, the fast
+  AR's a written-out masked softmax, as the publisher's.
 * RoPE [_precompute_rope, _apply_rope]: GPT-J pairs (dims 2i, 2i+1 rotate together), angles
   pos * base^(-2i/d) in float32, cos/sin ROUNDED TO BFLOAT16 (also in an fp32 model), applied in
   float32. Slow table over max_seq_len positions, fast table over the 10 codebook positions.
-* Head: tied, `linear(norm(h), embeddings.weight)`. Only the semantic ids and eos can be drawn
-  [ArkttsSemanticLogitsProcessor], so the slow step here returns the compact 4,097 rows
-  (semantic ids then eos) [as ArkttsModel._slow_semantic_step does]; `full_logits` gives all.
-* The fast AR [_generate_codebooks, _fast_step]: its input rows are (0) the slow AR's post-norm
-  last hidden (`norm_fastlayer_input`; `fast_project_in` is Identity at fast_dim == dim), then
-  `fast_embeddings(code_{j-1})` for j = 1..9, ONE 4,096-row table shared by every codebook;
-  code_0 = clamp(semantic - semantic_begin_id, 0, 4095). Row 0's logits are computed and thrown
-  away; rows 1..9 give codebooks 1..9 through `fast_output` (4,096 rows each).
+* KV caches [ArkttsKVCache, _setup_generation_caches]: static per-layer storage allocated once
+  per generate call; the slow AR's (prompt + frames rows) hands attention the rows written so
+  far, the fast AR's (10 slots, one per codebook position) hands all ten slots and a causal mask
+  over them hides the ones not yet written for this frame.
+* Head: tied, `linear(norm(h), embeddings.weight)` over the WHOLE vocabulary [_slow_step]; the
+  records keep the 4,097 drawable rows (semantic ids then eos, `compact_logits`).
+* The fast AR [_generate_codebooks, _fast_step]: position 0 is the slow AR's last hidden — its
+  post-norm hidden when `config.norm_fastlayer_input` (the published setting), the pre-norm one
+  otherwise — through `fast_project_in` (Identity at fast_dim == dim); its logits are computed
+  and thrown away. Positions 1..9 are `fast_embeddings(code_{j-1})`, ONE 4,096-row table shared
+  by every codebook, code_0 = clamp(semantic - semantic_begin_id, 0, 4095); each gives codebook j
+  through `fast_output` (4,096 rows), drawn before the next position runs.
 * The sampler [_processed_scores, ArkttsLegacyTopKTopPLogitsProcessor, _sample], in this order:
-  (1) semantic mask (slow AR only), (2) sort descending; softmax of the UNTEMPERED scores over
-  what is left (the whole vocabulary for the fast AR, semantic + eos for the slow AR); drop a
+  (1) semantic mask over the full vocabulary (slow AR only: everything but the semantic ids and
+  eos set to -inf), (2) sort the whole row descending; softmax of the UNTEMPERED scores; drop a
   token when its inclusive cumulative sum > top_p OR its rank >= top_k; the best is always kept,
   (3) divide by temperature (clamped to >= 1e-5), (4) p = softmax, token = argmax(p / -log u),
   u ~ U[0,1) one per vocabulary entry (torch.rand of the full shape). generation_config: top_k 50,
@@ -38,14 +50,19 @@ Facts this file reproduces (publisher names in brackets):
   `previous` is created as ZEROS (step 0's token is not put in it); from step 1 on it rolls left
   and takes the step's token. So frame 0's semantic never enters the window; step 1 sees an
   empty window; step k >= 2 sees frames 1..k-1 (the last 10).
-* Stop: a frame whose semantic is eos ends generation and is not emitted.
+* generate: one slow pass over the whole prompt, then per step: the semantic draw on that
+  step's logits, the fast AR's nine draws, the window update, and (unless eos) the step's
+  column [semantic, code_0..9] through the slow AR for the next step's logits. A frame whose
+  semantic is eos ends generation and is not emitted. (The publisher also runs the slow AR on
+  the last frame's column, whose logits nothing reads; that pass is skipped here.)
 * Codebooks 1..9 are drawn from 4,096 rows but the codec's residual books have 1,024 entries:
   the publisher's codec clamps them at decode; that clamp belongs to the codec, not here.
 
 Uniforms: every draw takes its u as an input. The slow draws use `u_slow` [2, 4097] (row 0 the
-normal draw, row 1 the RAS draw; column j is semantic id begin+j, column 4096 eos): u of the
-vocabulary entries the mask removes cannot change a draw, so the compact u replays the
-publisher's full-vocabulary draw. The fast draws use `u_fast` [9, 4096].
+normal draw, row 1 the RAS draw; column j is semantic id begin+j, column 4096 eos), expanded to
+the full vocabulary for the draw (`expand_uniforms`): u of the vocabulary entries the mask
+removes cannot change a draw, so the compact u replays the publisher's full-vocabulary draw.
+The fast draws use `u_fast` [9, 4096].
 """
 
 from __future__ import annotations
@@ -60,12 +77,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import Audio8Config
-
-TOP_K = 50
-TOP_P = 0.9
-TEMPERATURE = 0.7
-MIN_TEMPERATURE = 1e-5
-
+from .sampling import MIN_TEMPERATURE, TEMPERATURE, TOP_K, TOP_P, SamplingParams
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks (publisher's names)
@@ -80,8 +92,8 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         xf = x.float()
-        scale = torch.rsqrt((xf * xf).mean(dim=-1, keepdim=True) + self.eps)  # not pow: speed.md
-        return (xf * scale).to(x.dtype) * self.weight
+        normed = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return normed.to(x.dtype) * self.weight
 
 
 def rope_table(length: int, head_dim: int, base: float) -> torch.Tensor:
@@ -105,12 +117,32 @@ def apply_rope(x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     return rotated.flatten(-2).to(x.dtype)
 
 
+class StaticKV:
+    """One layer's preallocated keys and values [B, kv_heads, length, head_dim].
+
+    `write(slots, k, v)` stores k / v [B, kv_heads, T, D] at `slots` and hands attention either
+    the rows written so far (`whole=False`, the slow AR: a prompt, then one row per frame) or all
+    `length` slots (`whole=True`, the fast AR: its mask hides the slots not yet written)."""
+
+    def __init__(self, batch: int, kv_heads: int, length: int, head_dim: int, whole: bool):
+        self.keys = torch.zeros(batch, kv_heads, length, head_dim)
+        self.values = torch.zeros(batch, kv_heads, length, head_dim)
+        self.whole = whole
+        self.filled = 0
+
+    def write(self, slots: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        self.keys.index_copy_(2, slots, k)
+        self.values.index_copy_(2, slots, v)
+        if self.whole:
+            return self.keys, self.values
+        self.filled = min(self.keys.shape[2], self.filled + k.shape[2])
+        return self.keys[:, :, : self.filled], self.values[:, :, : self.filled]
+
+
 def expand_kv(x: torch.Tensor, repeats: int) -> torch.Tensor:
-    """[B, kv_heads, T, D] -> [B, kv_heads * repeats, T, D], head h reading kv head h // repeats."""
-    if repeats == 1:
-        return x
-    b, h, t, d = x.shape
-    return x[:, :, None].expand(b, h, repeats, t, d).reshape(b, h * repeats, t, d)
+    """[B, kv_heads, S, D] -> [B, kv_heads * repeats, S, D]: each KV head repeated for its
+    query heads (query head h reads KV head h // repeats)."""
+    return x.repeat_interleave(repeats, dim=1)
 
 
 class Attention(nn.Module):
@@ -124,9 +156,11 @@ class Attention(nn.Module):
         o_bias: bool,
         qk_norm: bool,
         eps: float,
+        use_sdpa: bool,
     ) -> None:
         super().__init__()
         self.n_head, self.n_local_heads, self.head_dim = n_head, n_local_heads, head_dim
+        self.use_sdpa = bool(use_sdpa)
         self.wqkv = nn.Linear(dim, (n_head + 2 * n_local_heads) * head_dim, bias=qkv_bias)
         self.wo = nn.Linear(n_head * head_dim, dim, bias=o_bias)
         self.qk_norm = bool(qk_norm)
@@ -134,8 +168,16 @@ class Attention(nn.Module):
             self.q_norm = RMSNorm(head_dim, eps)
             self.k_norm = RMSNorm(head_dim, eps)
 
-    def project(self, x: torch.Tensor, table: torch.Tensor):
-        """q [B, H, T, D], k and v [B, kvH, T, D], q and k rotated."""
+    def forward(
+        self,
+        x: torch.Tensor,
+        table: torch.Tensor,
+        mask: torch.Tensor,
+        cache: StaticKV | None = None,
+        slots: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """x [B, T, dim]; mask [T, S] bool (True = visible) over the keys attention sees (this
+        call's, or the cache's after writing this call's at `slots`) -> [B, T, dim]."""
         b, t, _ = x.shape
         hq, hk, d = self.n_head, self.n_local_heads, self.head_dim
         q, k, v = self.wqkv(x).split((hq * d, hk * d, hk * d), dim=-1)
@@ -144,18 +186,16 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q = apply_rope(q, table).transpose(1, 2)
         k = apply_rope(k, table).transpose(1, 2)
-        return q, k, v.transpose(1, 2)
-
-    def attend(self, q, k, v, mask: torch.Tensor | None) -> torch.Tensor:
-        """SDPA over all keys given (mask [.., T, S] bool, True = visible) -> [B, T, dim]."""
-        repeats = self.n_head // self.n_local_heads
-        k, v = expand_kv(k, repeats), expand_kv(v, repeats)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        out = torch.softmax(scores, dim=-1) @ v
-        b, _, t, _ = out.shape
-        return self.wo(out.transpose(1, 2).reshape(b, t, self.n_head * self.head_dim))
+        v = v.transpose(1, 2)
+        if cache is not None:
+            k, v = cache.write(slots, k, v)
+        k, v = expand_kv(k, hq // hk), expand_kv(v, hq // hk)
+        if self.use_sdpa:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        else:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+            out = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ v
+        return self.wo(out.transpose(1, 2).reshape(b, t, hq * d))
 
 
 class FeedForward(nn.Module):
@@ -171,24 +211,36 @@ class FeedForward(nn.Module):
 
 class Block(nn.Module):
     def __init__(
-        self, dim, hidden, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps
+        self, dim, hidden, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps, sdpa
     ) -> None:
         super().__init__()
         self.attention = Attention(
-            dim, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps
+            dim, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps, sdpa
         )
         self.feed_forward = FeedForward(dim, hidden)
         self.ffn_norm = RMSNorm(dim, eps)
         self.attention_norm = RMSNorm(dim, eps)
 
-    def forward(self, x, table, past_kv=None, mask=None):
-        """One block; past_kv (k, v) are prepended to this call's keys. Returns (x, (k, v))."""
-        q, k, v = self.attention.project(self.attention_norm(x), table)
-        if past_kv is not None:
-            k = torch.cat((past_kv[0], k), dim=2)
-            v = torch.cat((past_kv[1], v), dim=2)
-        h = x + self.attention.attend(q, k, v, mask)
-        return h + self.feed_forward(self.ffn_norm(h)), (k, v)
+    def forward(self, x, table, mask, cache=None, slots=None):
+        h = x + self.attention(self.attention_norm(x), table, mask, cache, slots)
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+def is_semantic(ids: torch.Tensor, config: Audio8Config) -> torch.Tensor:
+    """True where a vocabulary id is a semantic id (eager reference only: never in a graph)."""
+    return (ids >= config.semantic_begin_id) & (ids <= config.semantic_end_id)
+
+
+def drawable_ids(config: Audio8Config) -> torch.Tensor:
+    """The vocabulary ids the semantic mask keeps, in compact order: semantic ids, then eos."""
+    c = config
+    semantic = torch.arange(c.semantic_begin_id, c.semantic_end_id + 1)
+    return torch.cat((semantic, torch.tensor([c.eos_token_id])))
+
+
+def compact_logits(logits: torch.Tensor, config: Audio8Config) -> torch.Tensor:
+    """Full-vocabulary logits [..., V] -> the 4,097 drawable rows [..., 4097]."""
+    return logits.index_select(-1, drawable_ids(config))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,6 +269,7 @@ class Audio8LM(nn.Module):
                 c.attention_o_bias,
                 qk_norm,
                 c.norm_eps,
+                True,
             )
             for _ in range(c.n_layer)
         )
@@ -236,6 +289,7 @@ class Audio8LM(nn.Module):
                 c.fast_attention_o_bias,
                 fast_qk_norm,
                 c.norm_eps,
+                False,
             )
             for _ in range(c.n_fast_layer)
         )
@@ -254,57 +308,73 @@ class Audio8LM(nn.Module):
     def embed(self, codes: torch.Tensor) -> torch.Tensor:
         """codes [B, 11, T] (int) -> [B, T, dim]."""
         c = self.config
-        row0 = codes[:, 0]
-        offsets = (
-            torch.arange(c.num_codebooks, device=codes.device)[None, :, None] * c.codebook_size
-        )
-        summed = self.codebook_embeddings(codes[:, 1:] + offsets).sum(dim=1)
-        # Enters the AR graph: an int64 compare -> bool mask chain can corrupt another live
-        # tensor after lowering (coreai-torch#11); an int32 range test by clamp does not.
-        r = row0.to(torch.int32)
-        semantic = r.clamp(c.semantic_begin_id, c.semantic_end_id) == r
-        return self.embeddings(row0) + torch.where(semantic[..., None], summed, 0.0)
+        per_book = [
+            self.codebook_embeddings(codes[:, book + 1] + book * c.codebook_size)
+            for book in range(c.num_codebooks)
+        ]
+        summed = torch.stack(per_book, dim=1).sum(dim=1)
+        semantic = is_semantic(codes[:, 0], c)
+        return self.embeddings(codes[:, 0]) + torch.where(semantic[..., None], summed, 0.0)
 
-    def head_rows(self) -> torch.Tensor:
-        """The 4,097 drawable rows of the tied head: semantic ids, then eos."""
+    def slow_caches(self, batch: int = 1, length: int | None = None) -> list[StaticKV]:
+        """Empty static slow-AR caches, `length` rows (default: max_seq_len)."""
         c = self.config
-        w = self.embeddings.weight
-        return torch.cat(
-            (w[c.semantic_begin_id : c.semantic_end_id + 1], w[c.eos_token_id : c.eos_token_id + 1])
-        )
+        rows = min(int(length or c.max_seq_len), c.max_seq_len)
+        return [StaticKV(batch, c.n_local_heads, rows, c.head_dim, False) for _ in self.layers]
 
-    def slow(self, codes: torch.Tensor, cache: list | None = None):
-        """Run the slow AR over codes [B, 11, T] after `cache` (list of per-layer (k, v) or None).
+    def fast_caches(self, batch: int = 1) -> list[StaticKV]:
+        """Empty static fast-AR caches, one slot per codebook position."""
+        c = self.config
+        n = c.num_codebooks
+        return [
+            StaticKV(batch, c.fast_n_local_heads, n, c.fast_head_dim, True)
+            for _ in self.fast_layers
+        ]
 
-        Returns (post-norm hidden of the last row [B, dim], new cache). Positions continue the
-        cache; rows attend causally.
-        """
+    def backbone(self, codes: torch.Tensor, caches: list[StaticKV]) -> torch.Tensor:
+        """The slow AR over codes [B, 11, T] after the rows `caches` hold (written here) ->
+        the last row's pre-norm hidden [B, dim]. Rows attend causally."""
         t = codes.shape[-1]
-        start = 0 if not cache else cache[0][0].shape[2]
+        start = caches[0].filled
+        slots = torch.arange(start, start + t)
         table = self.freqs_cis[start : start + t]
-        keys = start + t
-        mask = torch.arange(keys)[None, :] <= (start + torch.arange(t))[:, None]
+        mask = torch.arange(start + t)[None, :] <= slots[:, None]  # [T, keys]
         x = self.embed(codes)
-        new_cache = []
-        for i, layer in enumerate(self.layers):
-            x, kv = layer(x, table, None if not cache else cache[i], mask)
-            new_cache.append(kv)
-        return self.norm(x[:, -1]), new_cache
+        for layer, cache in zip(self.layers, caches, strict=True):
+            x = layer(x, table, mask, cache, slots)
+        return x[:, -1]
+
+    def slow(self, codes: torch.Tensor, caches: list[StaticKV] | None = None):
+        """(post-norm hidden of the last row [B, dim], caches): the slow AR over codes after
+        `caches` (new max_seq_len-row caches when None)."""
+        caches = caches if caches is not None else self.slow_caches(codes.shape[0])
+        return self.norm(self.backbone(codes, caches)), caches
+
+    def slow_step(self, codes: torch.Tensor, caches: list[StaticKV]):
+        """The publisher's slow step: (full-vocabulary logits [B, V], the fast AR's input
+        hidden [B, dim]) of the last row of codes."""
+        last = self.backbone(codes, caches)
+        normed = self.norm(last)
+        fast_hidden = normed if self.config.norm_fastlayer_input else last
+        return self.full_logits(normed), fast_hidden
+
+    def full_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[B, dim] post-norm -> [B, vocab]: the tied head."""
+        return F.linear(hidden, self.embeddings.weight)
 
     def semantic_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """[B, dim] post-norm -> [B, 4097] (semantic ids then eos)."""
-        return F.linear(hidden, self.head_rows())
-
-    def full_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return F.linear(hidden, self.embeddings.weight)
+        return compact_logits(self.full_logits(hidden), self.config)
 
     # -- fast AR -------------------------------------------------------------------------------
-    def fast_row(self, x: torch.Tensor, position: int, cache: list):
-        """One fast-AR row [B, 1, fast_dim] at `position` over `cache` -> logits [B, 4096]."""
+    def fast_step(self, x: torch.Tensor, position: int, caches: list[StaticKV]) -> torch.Tensor:
+        """Fast-AR position `position` (x [B, 1, fast_dim]) over its static caches ->
+        logits [B, 4096]."""
+        slots = torch.tensor([position])
         table = self.fast_freqs_cis[position : position + 1]
-        for i, layer in enumerate(self.fast_layers):
-            x, kv = layer(x, table, cache[i])
-            cache[i] = kv
+        mask = torch.arange(self.config.num_codebooks)[None, :] <= slots[:, None]  # [1, 10]
+        for layer, cache in zip(self.fast_layers, caches, strict=True):
+            x = layer(x, table, mask, cache, slots)
         return self.fast_output(self.fast_norm(x))[:, -1]
 
     def fast_frame(
@@ -314,26 +384,28 @@ class Audio8LM(nn.Module):
         u_fast: torch.Tensor,
         sampling: SamplingParams | None = None,
         forced: torch.Tensor | None = None,
+        caches: list[StaticKV] | None = None,
     ):
-        """The fast AR for one frame. hidden [B, dim] post-norm; semantic_id [B] vocab id.
-
-        u_fast [B, 9, 4096]. `forced` [B, 10] feeds forced codes (teacher forcing) instead of
-        the draws. Returns (draws [B, 10]: code_0 then the nine draws, logits [B, 9, 4096]).
-        """
+        """The fast AR for one frame. hidden [B, dim]: the slow step's fast-AR input
+        (`slow_step`); semantic_id [B] vocab id; u_fast [B, 9, 4096]; `caches` the static fast
+        caches (new ones when None). `forced` [B, 10] feeds forced codes (teacher forcing)
+        instead of the draws. Returns (draws [B, 10]: code_0 then the nine draws, logits
+        [B, 9, 4096])."""
         c = self.config
         sp = sampling or SamplingParams()
-        cache: list = [None] * len(self.fast_layers)
-        self.fast_row(self.fast_project_in(hidden)[:, None], 0, cache)  # logits unused
+        caches = caches if caches is not None else self.fast_caches(hidden.shape[0])
+        self.fast_step(self.fast_project_in(hidden)[:, None], 0, caches)  # logits unused
         code = (semantic_id - c.semantic_begin_id).clamp(0, c.codebook_size - 1)
         draws, logits = [code], []
         feed = code if forced is None else forced[:, 0]
-        for j in range(1, c.num_codebooks):
-            lg = self.fast_row(self.fast_embeddings(feed)[:, None], j, cache)
-            scores = process(lg, sp.top_k, sp.top_p, sp.temperature)
-            code = gumbel_draw(scores, u_fast[:, j - 1])
+        for position in range(1, c.num_codebooks):
+            lg = self.fast_step(self.fast_embeddings(feed)[:, None], position, caches)
+            code = gumbel_draw(
+                process(lg, sp.top_k, sp.top_p, sp.temperature), u_fast[:, position - 1]
+            )
             draws.append(code)
             logits.append(lg)
-            feed = code if forced is None else forced[:, j]
+            feed = code if forced is None else forced[:, position]
         return torch.stack(draws, dim=1), torch.stack(logits, dim=1)
 
 
@@ -342,27 +414,9 @@ class Audio8LM(nn.Module):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SamplingParams:
-    top_k: int = TOP_K
-    top_p: float = TOP_P
-    temperature: float = TEMPERATURE
-    ras_top_p: float = 0.9
-    ras_temperature: float = 1.0
-    ras_window: int = 10
-
-    @classmethod
-    def from_config(cls, config: Audio8Config, **kw) -> SamplingParams:
-        return cls(
-            ras_top_p=config.ras_top_p,
-            ras_temperature=config.ras_temperature,
-            ras_window=config.ras_window_size,
-            **kw,
-        )
-
-
 def top_k_top_p_mask(scores: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """The legacy joint filter on untempered scores [B, V]; -inf where removed."""
+    """The legacy joint filter on untempered scores [B, V] (sorting the whole row); -inf where
+    removed."""
     ranked, order = torch.sort(scores, dim=-1, descending=True)
     cumulative = torch.softmax(ranked, dim=-1).cumsum(dim=-1)
     rank = torch.arange(scores.shape[-1], device=scores.device)
@@ -388,10 +442,12 @@ def gumbel_draw(scores: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
 def semantic_mask(logits: torch.Tensor, config: Audio8Config) -> torch.Tensor:
     """Full-vocabulary logits with everything but the semantic ids and eos at -inf."""
     c = config
-    keep = torch.zeros(logits.shape[-1], dtype=torch.bool)
-    keep[c.semantic_begin_id : c.semantic_end_id + 1] = True
-    keep[c.eos_token_id] = True
-    return logits.masked_fill(~keep, float("-inf"))
+    kept = torch.full_like(logits, float("-inf"))
+    kept[..., c.semantic_begin_id : c.semantic_end_id + 1] = logits[
+        ..., c.semantic_begin_id : c.semantic_end_id + 1
+    ]
+    kept[..., c.eos_token_id] = logits[..., c.eos_token_id]
+    return kept
 
 
 def compact_to_vocab(index: torch.Tensor, config: Audio8Config) -> torch.Tensor:
@@ -420,30 +476,15 @@ class SemanticDraw:
     used_high: torch.Tensor  # [B] bool
 
 
-def draw_semantic(
-    logits: torch.Tensor,
-    u_slow: torch.Tensor,
-    window: torch.Tensor | None,
-    config: Audio8Config,
-    sampling: SamplingParams | None = None,
+def _ras(
+    normal: torch.Tensor, high: torch.Tensor, window: torch.Tensor | None, config: Audio8Config
 ) -> SemanticDraw:
-    """The slow draw with RAS on compact logits [B, 4097]; u_slow [B, 2, 4097].
-
-    `window` [B, W] vocab ids (-1 = empty slot) or None at step 0 (then `normal` is returned).
-    """
-    sp = sampling or SamplingParams.from_config(config)
-    normal = compact_to_vocab(
-        gumbel_draw(process(logits, sp.top_k, sp.top_p, sp.temperature), u_slow[:, 0]), config
-    )
-    high = compact_to_vocab(
-        gumbel_draw(process(logits, sp.top_k, sp.ras_top_p, sp.ras_temperature), u_slow[:, 1]),
-        config,
-    )
+    """The RAS rule on two drawn vocabulary ids: `high` when `normal` is in the window and is a
+    semantic id; step 0 (window None) returns `normal`."""
     if window is None:
         return SemanticDraw(normal, normal, high, torch.zeros_like(normal, dtype=torch.bool))
     repeated = (window == normal[:, None]).any(dim=1)
-    is_sem = (normal >= config.semantic_begin_id) & (normal <= config.semantic_end_id)
-    use = repeated & is_sem
+    use = repeated & is_semantic(normal, config)
     return SemanticDraw(torch.where(use, high, normal), normal, high, use)
 
 
@@ -454,19 +495,33 @@ def draw_semantic_full(
     config: Audio8Config,
     sampling: SamplingParams | None = None,
 ) -> SemanticDraw:
-    """The same draw the publisher's way: full-vocabulary logits and u, the semantic mask."""
+    """The publisher's slow draw: full-vocabulary logits [B, V] and u [B, 2, V], the semantic
+    mask, the filter (a sort over the whole vocabulary), temperature, the race; `normal` and
+    then `high` drawn every step, RAS choosing between them (`window` [B, W] vocab ids, -1 an
+    empty slot, None at step 0)."""
     sp = sampling or SamplingParams.from_config(config)
     masked = semantic_mask(logits_full, config)
     normal = gumbel_draw(process(masked, sp.top_k, sp.top_p, sp.temperature), u_slow_full[:, 0])
     high = gumbel_draw(
         process(masked, sp.top_k, sp.ras_top_p, sp.ras_temperature), u_slow_full[:, 1]
     )
-    if window is None:
-        return SemanticDraw(normal, normal, high, torch.zeros_like(normal, dtype=torch.bool))
-    repeated = (window == normal[:, None]).any(dim=1)
-    is_sem = (normal >= config.semantic_begin_id) & (normal <= config.semantic_end_id)
-    use = repeated & is_sem
-    return SemanticDraw(torch.where(use, high, normal), normal, high, use)
+    return _ras(normal, high, window, config)
+
+
+def draw_semantic(
+    logits: torch.Tensor,
+    u_slow: torch.Tensor,
+    window: torch.Tensor | None,
+    config: Audio8Config,
+    sampling: SamplingParams | None = None,
+) -> SemanticDraw:
+    """The same draw on the compact rows: logits [B, 4097], u_slow [B, 2, 4097] (a helper for
+    tests that hold compact == full; `generate` draws with `draw_semantic_full`)."""
+    sp = sampling or SamplingParams.from_config(config)
+    normal = gumbel_draw(process(logits, sp.top_k, sp.top_p, sp.temperature), u_slow[:, 0])
+    high = gumbel_draw(process(logits, sp.top_k, sp.ras_top_p, sp.ras_temperature), u_slow[:, 1])
+    c = config
+    return _ras(compact_to_vocab(normal, c), compact_to_vocab(high, c), window, c)
 
 
 def next_window(window: torch.Tensor | None, semantic: torch.Tensor, size: int) -> torch.Tensor:
@@ -555,24 +610,6 @@ def _uniform_tensors(
     return at
 
 
-def _slow_draw(
-    model: Audio8LM,
-    hidden: torch.Tensor,
-    u_s: torch.Tensor,
-    window: torch.Tensor | None,
-    sp: SamplingParams,
-    full_vocab: bool,
-) -> tuple[torch.Tensor, SemanticDraw]:
-    """The step's compact slow logits [1, 4097] and its semantic draw (compact or full-vocab)."""
-    c = model.config
-    logits = model.semantic_logits(hidden)
-    if full_vocab:
-        d = draw_semantic_full(model.full_logits(hidden), expand_uniforms(u_s, c), window, c, sp)
-    else:
-        d = draw_semantic(logits, u_s, window, c, sp)
-    return logits, d
-
-
 def _forced_column(forced: np.ndarray | None, step: int) -> torch.Tensor | None:
     """The teacher-forced column [1, 11] of `step`, or None when not forcing."""
     return None if forced is None else torch.as_tensor(np.asarray(forced[step]))[None].long()
@@ -580,16 +617,17 @@ def _forced_column(forced: np.ndarray | None, step: int) -> torch.Tensor | None:
 
 def _fast_codes(
     model: Audio8LM,
-    hidden: torch.Tensor,
+    fast_hidden: torch.Tensor,
     d: SemanticDraw,
     col: torch.Tensor | None,
     u_f: torch.Tensor,
     sp: SamplingParams,
+    caches: list[StaticKV],
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The fast AR on the drawn semantic, or on the forced column's semantic and codes."""
     if col is None:
-        return model.fast_frame(hidden, d.semantic, u_f, sp, None)
-    return model.fast_frame(hidden, col[:, 0], u_f, sp, col[:, 1:])
+        return model.fast_frame(fast_hidden, d.semantic, u_f, sp, None, caches)
+    return model.fast_frame(fast_hidden, col[:, 0], u_f, sp, col[:, 1:], caches)
 
 
 def _frame_record(
@@ -642,16 +680,14 @@ def generate(
     uniforms: UniformsFn | Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
     sampling: SamplingParams | None = None,
     forced: np.ndarray | None = None,
-    full_vocab: bool = False,
 ) -> Generation:
-    """The publisher's `generate` for one prompt [11, P]: prefill, then one frame per step.
+    """The publisher's `generate` for one prompt [11, P]: one slow pass over the prompt, then
+    one frame per step (full-vocabulary draw with RAS, fast AR over its static caches).
 
     `uniforms` is a function step -> (u_slow [2,4097], u_fast [9,4096]) or a recorded list of
     such pairs (default: `seeded_uniforms(0)`). `forced` [frames, 11] teacher-forces each frame's
     column ([semantic id, code_0..code_9]): the draws are still made and recorded, but the forced
     column is what the fast AR and the next slow step are fed (no eos stop while forcing).
-    `full_vocab` draws the semantic over the full vocabulary with the mask (the publisher's
-    literal path) instead of the compact 4,097 rows.
     """
     c = model.config
     sp = sampling or SamplingParams.from_config(c)
@@ -660,23 +696,25 @@ def generate(
     max_frames = min(int(max_frames), c.max_seq_len - width)
     get_u = _uniform_tensors(uniforms, c)
 
-    hidden, cache = model.slow(prompt[None])
+    slow_caches = model.slow_caches(1, width + max(max_frames, 0))
+    fast_caches = model.fast_caches(1)
+    logits, fast_hidden = model.slow_step(prompt[None], slow_caches)
     out = Generation(codes=np.zeros((c.num_codebooks, 0), np.int64))
-    out.prefill_logits = model.semantic_logits(hidden)[0].numpy()
+    out.prefill_logits = compact_logits(logits, c)[0].numpy()
     window = None
     emitted = []
     for step in range(max_frames):
         u_s, u_f = get_u(step)
-        logits, d = _slow_draw(model, hidden, u_s, window, sp, full_vocab)
+        d = draw_semantic_full(logits, expand_uniforms(u_s, c), window, c, sp)
         col = _forced_column(forced, step)
-        codes, fast_logits = _fast_codes(model, hidden, d, col, u_f, sp)
+        codes, fast_logits = _fast_codes(model, fast_hidden, d, col, u_f, sp, fast_caches)
         out.frames.append(
             _frame_record(
                 step,
                 width - 1 + step,
                 window,
                 sp.ras_window,
-                logits=logits,
+                logits=compact_logits(logits, c),
                 draw=d,
                 codes=codes,
                 fast_logits=fast_logits,
@@ -693,7 +731,30 @@ def generate(
         window = next_window(window, semantic_fed, sp.ras_window)
         if step + 1 == max_frames:
             break
-        hidden, cache = model.slow(column[:, :, None], cache)
+        logits, fast_hidden = model.slow_step(column[:, :, None], slow_caches)
     if emitted:
         out.codes = np.stack(emitted, axis=1)
     return out
+
+
+__all__ = [
+    "Audio8LM",
+    "FrameRecord",
+    "Generation",
+    "MIN_TEMPERATURE",
+    "SamplingParams",
+    "SemanticDraw",
+    "TEMPERATURE",
+    "TOP_K",
+    "TOP_P",
+    "compact_logits",
+    "draw_semantic",
+    "draw_semantic_full",
+    "expand_uniforms",
+    "generate",
+    "gumbel_draw",
+    "next_window",
+    "process",
+    "seeded_uniforms",
+    "top_k_top_p_mask",
+]

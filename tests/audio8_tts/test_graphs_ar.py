@@ -5,11 +5,21 @@ logits (20/20 through the runtime); prefill windows vs the reference's slow pass
 teacher-forced on the reference's own columns with the reference's uniforms: every draw
 (normal, RAS, semantic, nine codebooks) identical; then a free run with the same uniforms and
 the host's RAS window: the same codes as `reference.generate`.
+
+The graph and the reference share the checkpoint's weights and nothing else: the graph holds
+no reference module, imports nothing of reference.py, and runs with every reference computation
+disabled. So a bug in the reference is no longer copied into the graph: a deliberately wrong
+reference (RMSNorm eps, GQA head mapping, the fast AR's input, the fast AR's causal mask) fails
+the eager graph-vs-reference comparison at the gate's own thresholds, while the unmodified pair
+passes it.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +28,9 @@ from torch import nn
 
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.ar import graphs as G
+from conversion.audio8_tts.ar import layers as L
 from conversion.audio8_tts.config import REDUCED
+from conversion.audio8_tts.gate_rungs import FREE_RUN_MIN, TEACHER_FORCED_MIN
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
@@ -149,7 +161,7 @@ def test_reference_run_exercises_ras(ref):
 
 
 def test_eager_graph_teacher_forced_and_free(lm, prompt, ref):
-    graph = G.Audio8ARGraph(lm).eval()
+    graph = G.Audio8ARGraph(C, lm.state_dict()).eval()
     _check_teacher_forced(_eager(graph, G.PREFILL), _eager(graph, G.FRAME), lm, prompt, ref)
     graph.reset()
     _prefill(_eager(graph, G.PREFILL), prompt, P - 1)
@@ -165,6 +177,217 @@ def test_eager_graph_sampler_matches_numpy_1000():
         cfg = SamplingConfig(temperature=0.7, top_k=50, top_p=0.9, order=AUDIO8_ORDER)
         want = np.array([sample(logits[i], u[i], cfg) for i in range(1000)])
         assert int((got == want).sum()) == 1000
+
+
+# -- the graph and the reference share the weights only ------------------------------------------
+
+GRAPH_SOURCES = [
+    Path(G.__file__),
+    Path(L.__file__),
+    Path(G.__file__).parents[1] / "mixed.py",
+]
+
+
+def test_graph_holds_the_checkpoint_weights_and_no_reference_module(lm):
+    sd = lm.state_dict()
+    graph = G.Audio8ARGraph(C, sd).eval()
+    ref_modules = {id(m) for m in lm.modules()}
+    ref_params = {id(p) for p in lm.parameters()}
+    for name, module in graph.named_modules():
+        assert id(module) not in ref_modules, name
+        assert type(module).__module__ != R.__name__, name
+    assert not any(id(p) in ref_params for p in graph.parameters())
+    params = dict(graph.named_parameters())
+    assert set(params) == set(sd) | {G.HEAD}  # the checkpoint's keys, plus the head's rows
+    for key, want in sd.items():
+        assert params[key].dtype == torch.float32 and torch.equal(params[key], want), key
+    rows = list(range(C.semantic_begin_id, C.semantic_end_id + 1)) + [C.eos_token_id]
+    assert torch.equal(params[G.HEAD], sd["embeddings.weight"][rows])
+    assert set(graph.state_dict()) == set(params)  # RoPE tables, caches: non-persistent
+    with pytest.raises(ValueError, match="missing \\['norm.weight'\\]"):
+        G.Audio8ARGraph(C, {k: v for k, v in sd.items() if k != "norm.weight"})
+    with pytest.raises(ValueError, match="unexpected \\['extra'\\]"):
+        G.Audio8ARGraph(C, {**sd, "extra": torch.zeros(1)})
+
+
+def test_graph_sources_import_nothing_from_the_reference():
+    for path in GRAPH_SOURCES:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "reference" not in (node.module or ""), (path.name, node.module)
+                assert "Audio8LM" not in {a.name for a in node.names}, path.name
+            if isinstance(node, ast.Import):
+                assert not any("reference" in a.name for a in node.names), path.name
+
+
+def test_graph_runs_with_every_reference_computation_disabled(lm, prompt, ref, monkeypatch):
+    """Each computing function and forward of reference.py raises; the graph's prefill and
+    frame still give the reference's (recorded) logits and draws."""
+    graph = G.Audio8ARGraph(C, lm.state_dict()).eval()
+
+    def boom(*_a, **_k):
+        raise AssertionError("the graph called the reference")
+
+    for cls in (R.RMSNorm, R.Attention, R.FeedForward, R.Block, R.Audio8LM):
+        monkeypatch.setattr(cls, "forward", boom, raising=False)
+    for name in ("embed", "backbone", "slow", "slow_step", "fast_step", "fast_frame"):
+        monkeypatch.setattr(R.Audio8LM, name, boom)
+    monkeypatch.setattr(R.StaticKV, "write", boom)
+    for name in (
+        "apply_rope",
+        "rope_table",
+        "expand_kv",
+        "process",
+        "top_k_top_p_mask",
+        "gumbel_draw",
+        "semantic_mask",
+        "compact_logits",
+        "is_semantic",
+    ):
+        monkeypatch.setattr(R, name, boom)
+    _prefill(_eager(graph, G.PREFILL), prompt, P - 1)
+    cols, f = _columns(ref), ref.frames[0]
+    o = _eager(graph, G.FRAME)(
+        _frame_inputs(prompt[:, P - 1], P - 1, f.u_slow, f.window, f.u_fast, cols[0])
+    )
+    assert np.abs(o["logits"][0] - f.logits).max() < 1e-4
+    assert int(o["semantic"][0]) == f.semantic and np.array_equal(o["codes"], f.codes)
+
+
+def _graph_vs_reference(model, graph, prompt) -> dict:
+    """The gate's fp32 comparison, eagerly: the graph teacher-forced on `model`'s own columns
+    with its uniforms (draw agreement over semantic + nine codes per frame, max |Δ| of the slow
+    and fast logits), then the graph's free run with the same uniforms (code agreement)."""
+    ref = R.generate(model, prompt, FRAMES, R.seeded_uniforms(SEED, model.config))
+    prefill, frame = _eager(graph, G.PREFILL), _eager(graph, G.FRAME)
+    graph.reset()
+    _prefill(prefill, prompt, P - 1)
+    cols, column = _columns(ref), prompt[:, P - 1]
+    same = slow = fast = 0.0
+    for k, f in enumerate(ref.frames):
+        o = frame(_frame_inputs(column, P - 1 + k, f.u_slow, f.window, f.u_fast, cols[k]))
+        same += int(o["semantic"][0] == f.semantic) + int((o["codes"][1:] == f.codes[1:]).sum())
+        slow = max(slow, float(np.abs(o["logits"][0] - f.logits).max()))
+        fast = max(fast, float(np.abs(o["fast_logits"] - f.fast_logits).max()))
+        column = cols[k]
+    graph.reset()
+    _prefill(prefill, prompt, P - 1)
+    free = _free_run(frame, prompt, ref)
+    return {
+        "teacher_forced": same / (len(ref.frames) * C.num_codebooks),
+        "slow_max_abs": slow,
+        "fast_max_abs": fast,
+        "free_run": float((free == ref.codes).mean()),
+    }
+
+
+def _passes(m: dict) -> bool:
+    """The gate's fp32 rungs (card: teacher-forced draws >= 0.99, free run == 1) and this
+    file's logits tolerance (1e-4)."""
+    return (
+        m["teacher_forced"] >= TEACHER_FORCED_MIN
+        and m["free_run"] >= FREE_RUN_MIN
+        and max(m["slow_max_abs"], m["fast_max_abs"]) < 1e-4
+    )
+
+
+def _eps_1e5(model, monkeypatch):
+    """RMSNorm eps 1e-5 instead of the config's 1e-6."""
+    for m in model.modules():
+        if isinstance(m, R.RMSNorm):
+            monkeypatch.setattr(m, "eps", 1e-5)
+
+
+def _gqa_tiled(model, monkeypatch):
+    """Query head h reading KV head h % kv_heads (tile) instead of h // (heads / kv_heads)."""
+    monkeypatch.setattr(R, "expand_kv", lambda x, r: x.repeat(1, r, 1, 1))
+
+
+def _fast_input_ignored(model, monkeypatch):
+    """The fast AR fed the post-norm hidden although the config says pre-norm
+    (`norm_fastlayer_input` False): the reference ignores the flag, the graph honours it."""
+    monkeypatch.setattr(model, "config", dataclasses.replace(C, norm_fastlayer_input=False))
+
+    def slow_step(self, codes, caches):
+        last = self.backbone(codes, caches)
+        normed = self.norm(last)
+        return self.full_logits(normed), normed
+
+    monkeypatch.setattr(R.Audio8LM, "slow_step", slow_step)
+
+
+def _fast_mask_strict(model, monkeypatch):
+    """The fast AR's causal mask over its 10 static slots hiding the slot just written."""
+
+    def fast_step(self, x, position, caches):
+        slots = torch.tensor([position])
+        table = self.fast_freqs_cis[position : position + 1]
+        mask = torch.arange(C.num_codebooks)[None, :] < slots[:, None]
+        mask[:, 0] = True  # position 0 sees itself (a row with no key is NaN)
+        for layer, cache in zip(self.fast_layers, caches, strict=True):
+            x = layer(x, table, mask, cache, slots)
+        return self.fast_output(self.fast_norm(x))[:, -1]
+
+    monkeypatch.setattr(R.Audio8LM, "fast_step", fast_step)
+
+
+def test_unmodified_reference_and_graph_agree(lm, prompt):
+    m = _graph_vs_reference(lm, G.Audio8ARGraph(C, lm.state_dict()).eval(), prompt)
+    assert _passes(m), m
+    assert m["teacher_forced"] == 1.0 and m["free_run"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "bug", [_eps_1e5, _gqa_tiled, _fast_input_ignored, _fast_mask_strict], ids=lambda f: f.__name__
+)
+def test_a_wrong_reference_fails_the_graph_comparison(bug, prompt, monkeypatch):
+    """The graph is built from the weights alone, so a bug put into the reference is not in
+    the graph: the comparison fails the gate's teacher-forced rung (draw agreement < 0.99) and
+    its free-run rung (codes differ)."""
+    model = random_model(C, seed=0)
+    bug(model, monkeypatch)
+    graph = G.Audio8ARGraph.from_model(model).eval()  # reads the config and the weights only
+    m = _graph_vs_reference(model, graph, prompt)
+    assert not _passes(m), m
+    assert m["teacher_forced"] < TEACHER_FORCED_MIN, m
+    assert m["free_run"] < FREE_RUN_MIN, m
+
+
+def test_norm_fastlayer_input_false_is_honoured_by_both(lm, prompt):
+    """With the flag off both feed the fast AR the slow AR's pre-norm last hidden: they agree
+    with each other, and their fast logits differ from the flag-on pair's."""
+    c = dataclasses.replace(C, norm_fastlayer_input=False)
+    model = R.Audio8LM(c).eval()
+    model.load_state_dict(lm.state_dict())
+    graph = G.Audio8ARGraph(c, lm.state_dict()).eval()
+    m = _graph_vs_reference(model, graph, prompt)
+    assert _passes(m), m
+    on = R.generate(lm, prompt, 1, R.seeded_uniforms(SEED, C)).frames[0]
+    off = R.generate(model, prompt, 1, R.seeded_uniforms(SEED, c)).frames[0]
+    assert np.array_equal(on.logits, off.logits)  # the slow AR is the same
+    assert np.abs(on.fast_logits - off.fast_logits).max() > 1e-2
+
+
+def test_rope_rotation_graph_vs_reference(lm):
+    """RoPE bugs are nearly invisible end to end at random weights (attention is close to
+    uniform: exact fp32 angles instead of the bf16 table move the logits by ~2e-5, no draw), so
+    the rotation is compared part to part: the graph's own table and turn equal the
+    reference's exactly, and a reference with exact angles differs from the graph's."""
+    graph = G.Audio8ARGraph(C, lm.state_dict()).eval()
+    x = torch.randn(
+        1, C.max_seq_len, C.n_head, C.head_dim, generator=torch.Generator().manual_seed(0)
+    )
+    positions = torch.arange(C.max_seq_len)
+    got = L.rotate_pairs(x, *graph.rope.rows(positions))
+    assert torch.equal(got, R.apply_rope(x, lm.freqs_cis))
+    fast_x = x[:, : C.num_codebooks]
+    fast_got = L.rotate_pairs(fast_x, graph.fast_rope.cos, graph.fast_rope.sin)
+    assert torch.equal(fast_got, R.apply_rope(fast_x, lm.fast_freqs_cis))
+    inv = 1.0 / (C.rope_base ** (torch.arange(0, C.head_dim, 2).float() / C.head_dim))
+    angles = positions.float()[:, None] * inv[None, :]
+    exact = torch.stack((torch.cos(angles), torch.sin(angles)), dim=-1)
+    assert (got - R.apply_rope(x, exact)).abs().max() > 1e-3
 
 
 # -- through the Core AI runtime -----------------------------------------------------------------

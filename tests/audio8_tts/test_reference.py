@@ -2,12 +2,16 @@
 
 Seeded random weights; no publisher code runs here (it is not installed). What is checked:
 the sampler against the toolkit's host sampler (`AUDIO8_ORDER`) draw for draw, the bf16 RoPE
-tables, the compact 4,097-row draw against the publisher's full-vocabulary masked draw, the
-KV-cached slow AR against one full pass, deterministic generate under given uniforms, the RAS
-rule and its first-frame window quirk, and the state-dict names against the weights helper.
+tables, the compact 4,097-row draw against the publisher's full-vocabulary masked draw (and
+`generate`'s recorded draws replayed on the compact rows), that `generate` filters over the
+whole vocabulary as the publisher does, the cached slow AR against one full pass, deterministic
+generate under given uniforms, the eos stop, the RAS rule and its first-frame window quirk, and
+the state-dict names against the weights helper.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
@@ -170,12 +174,60 @@ def test_generate_is_deterministic_given_uniforms(model):
     assert np.array_equal(a.codes, c.codes)
     d = R.generate(model, prompt, 12, R.seeded_uniforms(6, C))
     assert not np.array_equal(a.codes, d.codes)
-    full = R.generate(model, prompt, 12, recorded, full_vocab=True)
-    assert np.array_equal(a.codes, full.codes)
+    # generate draws over the full vocabulary; its records replay on the compact rows
+    for k, f in enumerate(a.frames):
+        window = None if k == 0 else torch.from_numpy(f.window)[None]
+        logits, u = torch.from_numpy(f.logits)[None], torch.from_numpy(f.u_slow)[None]
+        compact = R.draw_semantic(logits, u, window, C)
+        assert (int(compact.semantic), int(compact.normal), int(compact.high)) == (
+            f.semantic,
+            f.normal,
+            f.high,
+        ), k
     # code_0 is the semantic's code; the rows are [10, frames]
     sem = np.array([f.semantic for f in a.frames])
     assert np.array_equal(a.codes[0], sem - C.semantic_begin_id)
     assert np.allclose(a.prefill_logits, a.frames[0].logits)
+
+
+def test_generate_filters_over_the_whole_vocabulary(model, monkeypatch):
+    """The publisher's path: per frame the legacy filter (its sort) runs twice over the full
+    vocabulary (the normal and the RAS draw, also at frame 0), then nine times over the
+    fast head's 4,096 rows."""
+    widths = []
+    original = R.top_k_top_p_mask
+
+    def spy(scores, top_k, top_p):
+        widths.append(scores.shape[-1])
+        return original(scores, top_k, top_p)
+
+    monkeypatch.setattr(R, "top_k_top_p_mask", spy)
+    frames = 3
+    g = R.generate(model, _prompt(), frames, R.seeded_uniforms(5, C))
+    assert len(g.frames) == frames
+    per_frame = [C.vocab_size] * 2 + [C.codebook_size] * (C.num_codebooks - 1)
+    assert widths == per_frame * frames
+
+
+def test_eos_stops_generation_and_is_not_emitted(model):
+    """eos drawn at frame 3 ends generate: its record is kept, its column is not emitted. The
+    eos row of the tied head is made a copy of frame 3's normal draw's row (same logit, so it is
+    kept by the filter) and its u wins the race at frame 3 and loses before."""
+    prompt = _prompt()
+    base = R.generate(model, prompt, 6, R.seeded_uniforms(5, C))
+    target = base.frames[3].normal
+    eos_col = C.semantic_count
+    lm = copy.deepcopy(model)
+    with torch.no_grad():
+        lm.embeddings.weight[C.eos_token_id] = lm.embeddings.weight[target]
+    uniforms = [(f.u_slow.copy(), f.u_fast) for f in base.frames]
+    for k, (u_s, _) in enumerate(uniforms):
+        u_s[:, eos_col] = np.float32(1 - 1e-7) if k == 3 else np.float32(1e-30)
+    g = R.generate(lm, prompt, 6, uniforms)
+    assert g.finished and len(g.frames) == 4
+    assert g.frames[3].semantic == g.frames[3].normal == C.eos_token_id
+    assert g.codes.shape == (C.num_codebooks, 3)
+    assert np.array_equal(g.codes, base.codes[:, :3])
 
 
 def test_teacher_forced_on_own_codes_replays(model):

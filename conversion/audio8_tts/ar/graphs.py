@@ -33,19 +33,38 @@ semantic mask left = the 4,097 rows); a cumsum over the 50 sorted probabilities 
 (inclusive cumsum > top_p is removed, the best kept); the kept scores are divided by the
 temperature; the draw is argmax(exp(s - s_max) / -log u) with u gathered at the candidates. The
 normal and the RAS draw share one topk and one normaliser (both cut the untempered scores).
+
+The graph computes with its own parts (`ar/layers.py`: norms, rotation, attention, feed-forward,
+embedding sum, the 4,097-row head), built from the checkpoint's state dict
+(`Audio8ARGraph(config, state_dict)`; `from_model(lm)` reads a loaded reference's
+`state_dict()`): the reference (`reference.py`) and this graph share the weights and nothing
+else, so a bug in either shows as a difference between them. The fast AR's input row is the
+slow AR's post-norm last hidden when `config.norm_fastlayer_input` (the published setting), its
+pre-norm last hidden otherwise, cast to the fast AR's weight dtype (`mixed.py` halves the fast
+AR). Id arithmetic and the masks' compares are int32 (no int64 compare -> bool chains).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from conversion.core.export import FunctionSpec, GraphSpec
 from conversion.core.sampling import U_MAX, U_MIN
 
 from ..config import Audio8Config
-from ..reference import Audio8LM, SamplingParams
+from ..sampling import MIN_TEMPERATURE, SamplingParams
+from .layers import (
+    RMSNorm,
+    RopeTable,
+    embed_columns,
+    fast_blocks,
+    grouped_rows,
+    head_rows,
+    slow_blocks,
+)
 
 GRAPH = "ar"
 PREFILL_WINDOW = 32
@@ -53,6 +72,8 @@ PREFILL = "prefill"
 FRAME = "frame"
 PREFILL_OUTPUTS = ["logits", "hidden"]
 FRAME_OUTPUTS = ["logits", "semantic", "normal", "high", "codes", "fast_logits"]
+HEAD = "head.weight"  # the one parameter not in the checkpoint: the tied head's 4,097 rows
+I32 = torch.int32
 
 
 class _Cache(nn.Module):
@@ -74,7 +95,7 @@ def _draw(f_c, idx, cum, u, top_p: float, temperature: float) -> torch.Tensor:
     """One Gumbel-max draw among the candidates -> token index [B] (int64)."""
     first = torch.arange(f_c.shape[-1], device=f_c.device) == 0
     keep = (cum <= top_p) | first
-    s_c = f_c / max(float(temperature), 1e-5)
+    s_c = f_c / max(float(temperature), MIN_TEMPERATURE)
     r = torch.where(keep, torch.exp(s_c - s_c[:, :1]), torch.zeros_like(s_c))
     e = -torch.log(torch.gather(u.float().clamp(U_MIN, U_MAX), 1, idx))
     pos = torch.argmax(r / e, dim=-1, keepdim=True)
@@ -89,20 +110,69 @@ def draw_tokens(
     return _draw(f_c, idx, cum, u, top_p, temperature)
 
 
-class Audio8ARGraph(nn.Module):
-    """prefill / frame over one KV state; parameters are the reference model's (`lm.`)."""
+def _float32_state(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v.detach().to(torch.float32) for k, v in state_dict.items()}
 
-    def __init__(self, lm: Audio8LM, sampling: SamplingParams | None = None) -> None:
+
+class Audio8ARGraph(nn.Module):
+    """prefill / frame over one KV state, computed with `ar/layers.py`'s parts.
+
+    `state_dict`: the checkpoint's LM keys (`embeddings.weight`, `layers.{i}.attention.wqkv.*`,
+    ..., `fast_output.weight`), e.g. a loaded reference's `lm.state_dict()`; every one must be
+    there and nothing else. The graph's parameters are those tensors (float32; the storage is
+    shared, not copied) plus `head.weight`, the tied head's 4,097 drawable rows copied from
+    `embeddings.weight`. The RoPE tables and KV caches are non-persistent buffers.
+    """
+
+    def __init__(
+        self,
+        config: Audio8Config,
+        state_dict: Mapping[str, torch.Tensor],
+        sampling: SamplingParams | None = None,
+    ) -> None:
         super().__init__()
-        c = self.config = lm.config
-        self.lm = lm
+        c = self.config = config
         self.sampling = sampling or SamplingParams.from_config(c)
         self.length = c.max_seq_len
+        self.n_compact = c.semantic_count + 1
+        with torch.device("meta"):  # weights come from the state dict: no random init
+            self.embeddings = nn.Embedding(c.vocab_size, c.dim)
+            self.codebook_embeddings = nn.Embedding(c.codebook_size * c.num_codebooks, c.dim)
+            self.layers = slow_blocks(c)
+            self.norm = RMSNorm(c.dim, c.norm_eps)
+            self.fast_project_in = (
+                nn.Linear(c.dim, c.fast_dim) if c.fast_dim != c.dim else nn.Identity()
+            )
+            self.fast_embeddings = nn.Embedding(c.codebook_size, c.fast_dim)
+            self.fast_layers = fast_blocks(c)
+            self.fast_norm = RMSNorm(c.fast_dim, c.norm_eps)
+            self.fast_output = nn.Linear(c.fast_dim, c.codebook_size, bias=False)
+            self.head = nn.Linear(c.dim, self.n_compact, bias=False)
+        self._load(state_dict)
+        self.rope = RopeTable(c.max_seq_len, c.head_dim, c.rope_base)
+        self.fast_rope = RopeTable(c.num_codebooks, c.fast_head_dim, c.rope_base)
         self.caches = nn.ModuleList(
             _Cache(c.n_local_heads, c.max_seq_len, c.head_dim) for _ in range(c.n_layer)
         )
-        self.head = nn.Parameter(lm.head_rows().detach().clone(), requires_grad=False)
-        self.n_compact = c.semantic_count + 1
+
+    @classmethod
+    def from_model(cls, model, sampling: SamplingParams | None = None) -> Audio8ARGraph:
+        """From a model that holds the checkpoint (its `config` and `state_dict()` are read, e.g.
+        the loaded reference LM): the weights only."""
+        return cls(model.config, model.state_dict(), sampling)
+
+    def _load(self, state_dict: Mapping[str, torch.Tensor]) -> None:
+        result = self.load_state_dict(_float32_state(state_dict), strict=False, assign=True)
+        missing = sorted(set(result.missing_keys) - {HEAD})
+        if missing or result.unexpected_keys:
+            raise ValueError(
+                f"audio8 `ar` graph: the state dict does not fit the {self.config.name} "
+                f"configuration (missing {missing}, unexpected {sorted(result.unexpected_keys)})"
+            )
+        rows = head_rows(self.embeddings.weight.detach(), self.config).clone()
+        self.head.weight = nn.Parameter(rows, requires_grad=False)
+        for p in self.parameters():
+            p.requires_grad_(False)
 
     def reset(self) -> None:
         for cache in self.caches:
@@ -111,83 +181,88 @@ class Audio8ARGraph(nn.Module):
 
     # -- slow AR over the state ---------------------------------------------------------------
     def _slow(self, codes: torch.Tensor, pos: torch.Tensor):
-        """codes [1, 11, W] (pad rows row0 = -1) at KV rows pos.. -> normed rows [1, W, dim]."""
-        lm = self.lm
+        """codes [1, 11, W] (pad rows row0 = -1) at KV rows pos.. -> pre-norm rows [1, W, dim]."""
+        c = self.config
         w = codes.shape[-1]
-        ids = codes.long().clamp(min=0)
-        positions = pos.long() + torch.arange(w)  # [W]
-        table = lm.freqs_cis.index_select(0, positions.clamp(max=self.length - 1))
-        visible = torch.arange(self.length)[None, :] <= positions[:, None]  # [W, L]
-        x = lm.embed(ids)
-        for layer, cache in zip(lm.layers, self.caches, strict=True):
-            att = layer.attention
-            q, k, v = att.project(layer.attention_norm(x), table)
-            cache.k.index_copy_(2, positions, k)
-            cache.v.index_copy_(2, positions, v)
-            h = x + att.attend(q, cache.k, cache.v, visible)
-            x = h + layer.feed_forward(layer.ffn_norm(h))
+        rows32 = pos.to(I32) + torch.arange(w, dtype=I32)  # [W] KV rows written (and queried)
+        rows = rows32.to(torch.int64)
+        cos, sin = self.rope.rows(rows.clamp(max=self.length - 1))
+        keys32 = torch.arange(self.length, dtype=I32)
+        group = c.n_head // c.n_local_heads
+        visible = keys32[None, :] <= grouped_rows(rows32, group)[:, None]  # [group*W, L]
+        x = embed_columns(self.embeddings, self.codebook_embeddings, codes.clamp(min=0), c)
+        for block, cache in zip(self.layers, self.caches, strict=True):
+            q, k, v = block.attention.qkv(block.attention_norm(x), cos, sin)
+            cache.k.index_copy_(2, rows, k)
+            cache.v.index_copy_(2, rows, v)
+            x = block.finish(x, block.attention.mix(q, cache.k, cache.v, visible))
         return x
 
     def prefill(self, codes: torch.Tensor, pos: torch.Tensor):
         x = self._slow(codes, pos)
-        last = (codes[0, 0] >= 0).sum(dim=0, keepdim=True).long() - 1  # [1]
-        hidden = self.lm.norm(x.index_select(1, last))[:, 0]  # [1, dim]
-        return F.linear(hidden, self.head), hidden
+        last = (codes[0, 0] >= 0).sum(dim=0, keepdim=True) - 1  # [1] int64: last real row
+        hidden = self.norm(x.index_select(1, last))[:, 0]  # [1, dim]
+        return self.head(hidden), hidden
 
     # -- one frame ------------------------------------------------------------------------------
-    def _fast_rows(self, x: torch.Tensor, j: int, past: list):
-        lm = self.lm
-        table = lm.fast_freqs_cis[j : j + 1]
-        for i, layer in enumerate(lm.fast_layers):
-            att = layer.attention
-            q, k, v = att.project(layer.attention_norm(x), table)
+    def _fast_row(self, x: torch.Tensor, j: int, past: list):
+        """Fast-AR row j ([1, 1, fast_dim]) over the rows before it (`past`, per layer (k, v),
+        extended here) -> logits [1, 4096]."""
+        cos, sin = self.fast_rope.row(j)
+        for i, block in enumerate(self.fast_layers):
+            q, k, v = block.attention.qkv(block.attention_norm(x), cos, sin)
             if past[i] is not None:
                 k = torch.cat((past[i][0], k), dim=2)
                 v = torch.cat((past[i][1], v), dim=2)
             past[i] = (k, v)
-            h = x + att.attend(q, k, v, None)
-            x = h + layer.feed_forward(layer.ffn_norm(h))
-        return lm.fast_output(lm.fast_norm(x))[:, -1]
+            x = block.finish(x, block.attention.mix(q, k, v, None))
+        return self.fast_output(self.fast_norm(x))[:, -1]
 
-    def frame(self, codes, pos, noise_slow, window, noise_fast, forced, use_forced):
-        lm, c, sp = self.lm, self.config, self.sampling
-        x = self._slow(codes, pos)
-        hidden = lm.norm(x[:, -1])  # [1, dim]
-        logits = F.linear(hidden, self.head)  # [1, 4097]
-
+    def _semantic(self, logits, noise_slow, window):
+        """The slow draw with RAS -> (semantic, normal, high) vocabulary ids [1] int32."""
+        c, sp = self.config, self.sampling
         f_c, idx, cum = _candidates(logits, min(sp.top_k, self.n_compact))
-        normal = _draw(f_c, idx, cum, noise_slow[0:1], sp.top_p, sp.temperature)
-        high = _draw(f_c, idx, cum, noise_slow[1:2], sp.ras_top_p, sp.ras_temperature)
+        normal = _draw(f_c, idx, cum, noise_slow[0:1], sp.top_p, sp.temperature).to(I32)
+        high = _draw(f_c, idx, cum, noise_slow[1:2], sp.ras_top_p, sp.ras_temperature).to(I32)
         eos = torch.full_like(normal, c.eos_token_id)
         normal_id = torch.where(normal == c.semantic_count, eos, normal + c.semantic_begin_id)
         high_id = torch.where(high == c.semantic_count, eos, high + c.semantic_begin_id)
-        repeated = (window.long()[None, :] == normal_id[:, None]).any(dim=1)
-        use_high = repeated & (normal < c.semantic_count)
-        semantic_id = torch.where(use_high, high_id, normal_id)  # [1]
+        seen = (window.to(I32)[None, :] == normal_id[:, None]).any(dim=1)
+        use_high = seen & (normal != c.semantic_count)  # eos is never replaced
+        return torch.where(use_high, high_id, normal_id), normal_id, high_id
 
-        forcing = use_forced.long() != 0  # [1]
-        forced = forced.long()
+    def _fast_draws(self, fast_in, semantic_id, noise_fast, forced, use_forced):
+        """The fast AR's ten rows and nine draws -> (codes [10] int32, fast logits [9, 4096])."""
+        c, sp = self.config, self.sampling
+        dtype = self.fast_embeddings.weight.dtype
+        forcing = use_forced.to(I32) != 0  # [1]
+        forced = forced.to(I32)
         code = (semantic_id - c.semantic_begin_id).clamp(0, c.codebook_size - 1)
-        draws = [code]
-        fast_logits = []
-        past: list = [None] * len(lm.fast_layers)
-        self._fast_rows(lm.fast_project_in(hidden)[:, None], 0, past)
+        draws, fast_logits = [code], []
+        past: list = [None] * len(self.fast_layers)
+        self._fast_row(self.fast_project_in(fast_in.to(dtype))[:, None], 0, past)  # unused
         feed = torch.where(forcing, forced[1:2], code)
         for j in range(1, c.num_codebooks):
-            lg = self._fast_rows(lm.fast_embeddings(feed)[:, None], j, past)
+            rows = self.fast_embeddings(feed.to(torch.int64))[:, None]
+            lg = self._fast_row(rows, j, past)
             code = draw_tokens(lg, noise_fast[j - 1 : j], sp.top_k, sp.top_p, sp.temperature)
+            code = code.to(I32)
             draws.append(code)
             fast_logits.append(lg)
             feed = torch.where(forcing, forced[j + 1 : j + 2], code)
-        i32 = torch.int32
-        return (
-            logits,
-            semantic_id.to(i32),
-            normal_id.to(i32),
-            high_id.to(i32),
-            torch.cat(draws).to(i32),
-            torch.cat(fast_logits, dim=0),
+        return torch.cat(draws), torch.cat(fast_logits, dim=0)
+
+    def frame(self, codes, pos, noise_slow, window, noise_fast, forced, use_forced):
+        x = self._slow(codes, pos)
+        last = x[:, -1]  # [1, dim], pre-norm
+        hidden = self.norm(last)
+        logits = self.head(hidden)  # [1, 4097]
+        semantic_id, normal_id, high_id = self._semantic(logits, noise_slow, window)
+        fast_in = hidden if self.config.norm_fastlayer_input else last
+        codes_out, fast_logits = self._fast_draws(
+            fast_in, semantic_id, noise_fast, forced, use_forced
         )
+        return logits, semantic_id, normal_id, high_id, codes_out, fast_logits
 
     def forward(
         self,
@@ -231,10 +306,19 @@ def frame_inputs(config: Audio8Config) -> dict[str, torch.Tensor]:
 
 
 def ar_graph_spec(
-    lm: Audio8LM, sampling: SamplingParams | None = None, window: int = PREFILL_WINDOW
+    weights, sampling: SamplingParams | None = None, window: int = PREFILL_WINDOW
 ) -> GraphSpec:
-    """Graph "ar": `prefill` (W rows) + `frame`, one module (weights and KV state shared)."""
-    graph = Audio8ARGraph(lm, sampling).eval()
+    """Graph "ar": `prefill` (W rows) + `frame`, one module (weights and KV state shared).
+
+    `weights`: an `Audio8ARGraph` (e.g. `mixed.mixed_graph`'s), or a model holding the
+    checkpoint (`config` + `state_dict()`, e.g. the loaded reference LM), of which only the
+    weights are read (`Audio8ARGraph.from_model`)."""
+    if isinstance(weights, Audio8ARGraph):
+        if sampling is not None and sampling != weights.sampling:
+            raise ValueError("pass the sampling parameters to the graph's constructor")
+        graph = weights.eval()
+    else:
+        graph = Audio8ARGraph.from_model(weights, sampling).eval()
     c = graph.config
     if window > c.max_seq_len:
         raise ValueError("the prefill window is longer than the KV cache")
