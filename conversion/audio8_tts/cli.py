@@ -39,6 +39,14 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             "int8 + fast AR fp16), a subset, or none (each exports the `ar` graph alone at "
             "that precision once, beside the bundle)",
         )
+    if verb == "bench":
+        parser.add_argument(
+            "--frames",
+            type=int,
+            default=None,
+            help="frames to draw (default: three codec windows' worth reduced, 80; the gate's "
+            "24 published)",
+        )
     if verb == "voice":
         parser.add_argument(
             "--ref-text", default=None, help="the reference clip's transcript (required)"
@@ -57,15 +65,28 @@ def _loaded(args: argparse.Namespace):
     return loaded, bundle
 
 
+def _workers(args: argparse.Namespace) -> int:
+    """The workers Audio8 uses of `--workers`: one draws frames, a second decodes codec windows
+    beside it; more would have nothing to do."""
+    from .pipeline import MAX_WORKERS
+
+    return max(1, min(getattr(args, "workers", 1), MAX_WORKERS))
+
+
 def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
     """Speak `args.text` through `bundle` into the wav `tmp` (streamed as frames arrive when
-    `--stream`); the pipeline's result and the sample rate."""
+    `--stream`); the pipeline's result and the sample rate. With two workers, worker 1 decodes
+    the codec windows (and writes their audio) while worker 0 draws frames."""
     import soundfile as sf
+
+    from conversion.core.workers import WorkerPool
 
     from .pipeline import Audio8Bundle
     from .voice import register
 
-    with Audio8Bundle(bundle) as ab:
+    opener = lambda isolate: Audio8Bundle(bundle, isolate=isolate)  # noqa: E731
+    with WorkerPool(opener, _workers(args)) as pool:
+        ab = pool.bundle
         voice = register(ab.session, args.ref, args.ref_text, ab.codec_config) if args.ref else None
         rate = ab.codec_config.sample_rate
         with sf.SoundFile(
@@ -90,14 +111,15 @@ def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
                     stream=args.stream,
                     on_audio=write,
                     on_frame=frames,
+                    pool=pool,
                 )
                 bar.step(f"{len(result.pieces)} piece(s)")
     return result, rate
 
 
-def spoken_line(target: Path, result, rate: int, stream: bool) -> str:
+def spoken_line(target: Path, result, rate: int, stream: bool, workers: int = 1) -> str:
     """What `speak` prints: audio length, speed, time to first audio (none when eos came at
-    the first frame and nothing was decoded), frames, clamped codec draws."""
+    the first frame and nothing was decoded), frames, clamped codec draws, workers."""
     dur = result.audio.size / rate
     clamped = sum(p.decode.clamped for p in result.pieces)
     first = (
@@ -110,7 +132,7 @@ def spoken_line(target: Path, result, rate: int, stream: bool) -> str:
         f"wrote {target}: {dur:.2f} s of audio in {result.seconds:.1f} s (real-time factor "
         f"{result.seconds / max(dur, 1e-9):.2f}); {first}; "
         f"{sum(p.frames.codes.shape[1] for p in result.pieces)} frames, {clamped} codec "
-        "draw(s) clamped"
+        f"draw(s) clamped, {workers} worker(s)"
     )
 
 
@@ -139,7 +161,7 @@ def speak(args: argparse.Namespace) -> int:
         tmp.unlink(missing_ok=True)  # a failed run leaves no hidden partial file behind
         raise
     tmp.replace(target)
-    print(spoken_line(target, result, rate, args.stream))
+    print(spoken_line(target, result, rate, args.stream, _workers(args)))
     if PORT.is_random(folder):
         print("note: random weights: this audio is noise, not speech", file=sys.stderr)
     return 0
@@ -180,8 +202,21 @@ def gate(args: argparse.Namespace) -> int:
 def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
+    if (args.frames is not None and args.frames < 1) or (
+        args.repeats is not None and args.repeats < 1
+    ):  # before minutes of loading
+        raise UserError("audio8_tts bench: --frames and --repeats must be at least 1")
     loaded, bundle = _loaded(args)
-    return run_bench(loaded, bundle, args.seed, args.json_path, profile=args.profile)
+    return run_bench(
+        loaded,
+        bundle,
+        args.seed,
+        args.json_path,
+        profile=args.profile,
+        workers=_workers(args),
+        frames=args.frames,
+        repeats=args.repeats,
+    )
 
 
 def tokenize(args: argparse.Namespace) -> int:

@@ -6,19 +6,27 @@
 
 Streaming decodes a window as soon as its frames exist — the first after W frames, then one
 per W − 32 new frames, each window re-reading the last 32 frames as context — so audio starts
-before generation ends. The whole-utterance path decodes once after the last frame.
+before generation ends. The whole-utterance path decodes once after the last frame: the same
+windows (`host_codec.window_plan`), so both give the same samples.
+
+With two workers (`speak(pool=...)`, `--workers 2`): worker 0 draws the frames and worker 1, a
+runtime child of its own, decodes each window in a thread as soon as its frames exist, in
+order, streamed or not — so the whole-utterance path no longer waits for the last frame to
+start decoding. Each window's samples are what one worker decodes: the audio is bit-identical.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.loaded_bundle import LoadedBundle
+from conversion.core.workers import Background, WorkerPool
 
 from .ar import host as host_frames
 from .codec import host as host_codec
@@ -31,6 +39,8 @@ from .tokenizer import TOKENIZER_FILE, load_tokenizer
 from .voice import Voice
 
 CONTEXT_FRAMES = 32  # the published 160-frame window; a smaller (reduced) window keeps a quarter
+DECODER = 1  # the worker that decodes codec windows when there are two or more
+MAX_WORKERS = 2  # one draws frames, one decodes windows: a third would have nothing to do
 
 
 def context_frames(window: int) -> int:
@@ -118,113 +128,240 @@ class Audio8Bundle(LoadedBundle):
         stream: bool = False,
         on_audio: Callable[[np.ndarray], None] | None = None,
         on_frame: Callable[[int, int], None] | None = None,
+        pool: WorkerPool[Audio8Bundle] | None = None,
     ) -> SpeakResult:
-        """`text` to 44.1 kHz float32 audio; with `stream`, `on_audio` gets each decoded chunk."""
+        """`text` to 44.1 kHz float32 audio; with `stream`, `on_audio` gets each decoded chunk
+        (else each piece's audio once it is whole).
+
+        `pool`: workers over this same bundle, this one its worker 0. With two or more, worker
+        `DECODER` decodes the codec windows while this one draws the frames, and `on_audio`
+        is called from that worker's thread (in order, one call at a time); with one (or no
+        pool) everything runs here, windows between frames. The audio is the same."""
         max_frames = max_frames or min(GENERATION.max_new_frames, self.config.max_seq_len // 4)
-        start = time.perf_counter()
-        result = SpeakResult(audio=np.zeros(0, np.float32))
-        chunks: list[np.ndarray] = []
-        for i, piece in enumerate(self.pieces(text, max_frames, voice)):
-            self.between_utterances()  # the KV state is reset per piece: a safe restart point
-            t0 = time.perf_counter()
-            prompt = self.prompt(piece, voice, max_frames)
-            uniforms = seeded_uniforms(seed * 1000 + i, self.config)
-            first: list[float] = []
+        speech = _Speech(self, max_frames, stream, on_audio, on_frame)
+        pieces = self.pieces(text, max_frames, voice)
+        if pool is None or pool.size == 1:
+            for i, piece in enumerate(pieces):
+                speech.inline(i, piece, voice, seed)
+        else:
+            with pool.background(DECODER) as decoder:
+                for i, piece in enumerate(pieces):
+                    speech.beside(i, piece, voice, seed, decoder)
+        return speech.finish()
 
-            def emit(wav: np.ndarray, t0: float = t0, first: list = first) -> None:
-                if not first:
-                    first.append(time.perf_counter() - t0)
-                    if result.first_audio_s is None:
-                        result.first_audio_s = time.perf_counter() - start
-                chunks.append(wav)
-                if on_audio is not None:
-                    on_audio(wav)
 
-            def frame_done(step: int, _frame) -> None:
-                if on_frame is not None:
-                    on_frame(step + 1, max_frames)
+@dataclass(frozen=True)
+class _Window:
+    """One codec window: codes [10, n <= W], the first `context` of them frames already
+    emitted (decoded again for the transformers' context, their samples dropped)."""
 
-            if stream:
-                streamer = _Streamer(self, emit)
-                loop = streamer.run(prompt, max_frames, uniforms, frame_done)
-                piece_wav = np.concatenate(streamer.emitted) if streamer.emitted else np.zeros(0)
-                report = streamer.report
-            else:
-                loop = self.generate(prompt, max_frames, uniforms, on_frame=frame_done)
-                piece_wav, report = self.decode_whole(loop.codes)
-                emit(piece_wav)
-            # clamped draws counted once per frame (streamed windows re-read their context)
-            counts = host_codec.DecodeReport()
-            host_codec.prepare_codes(loop.codes, self.codec_config, counts)
-            report.frames, report.clamped = counts.frames, counts.clamped
-            report.clamped_by_book = counts.clamped_by_book
-            result.pieces.append(
-                PieceResult(
-                    text=piece,
-                    prompt_columns=prompt.shape[1],
-                    frames=loop,
-                    wav=np.asarray(piece_wav, np.float32),
-                    decode=report,
-                    first_audio_s=first[0] if first else None,
-                    seconds=time.perf_counter() - t0,
-                )
+    codes: np.ndarray
+    context: int
+
+    def decode(self, bundle: Audio8Bundle, report: host_codec.DecodeReport) -> np.ndarray:
+        """The window's new samples, through `bundle`'s codec graph (one call)."""
+        part = next(
+            host_codec.decode_stream(
+                bundle.session, self.codes, bundle.codec_config, bundle.codec_window, 0, report
             )
-        result.audio = np.concatenate(chunks).astype(np.float32) if chunks else result.audio
-        result.seconds = time.perf_counter() - start
-        return result
+        )
+        fs = bundle.codec_config.frame_size
+        return part[self.context * fs : self.codes.shape[1] * fs]
 
 
-class _Streamer:
-    """Decodes codec windows while the frame loop runs (window W, context 32)."""
+class _Windows:
+    """The streaming windows over frames as they come: the first after W frames, then one per
+    W − context new frames, each starting `context` frames before its first new one; after the
+    last frame, the rest. Over a whole utterance they are `host_codec.window_plan(T, W,
+    context)`: the windows `decode_whole` decodes."""
 
-    def __init__(self, bundle: Audio8Bundle, emit) -> None:
-        self.bundle = bundle
-        self.report = host_codec.DecodeReport()
-        self.emit_fn = emit
-        self.window = bundle.codec_window
-        self.context = context_frames(self.window)
-        self.done = 0
-        self.emitted: list[np.ndarray] = []
+    def __init__(self, window: int) -> None:
+        self.window, self.context = window, context_frames(window)
+        self.done = 0  # frames in a window already
         self.columns: list[np.ndarray] = []
-
-    def _decode(self, codes: np.ndarray) -> Iterator[np.ndarray]:
-        """Windows from the first not-yet-emitted frame to the end of `codes`."""
-        b = self.bundle
-        total = codes.shape[1]
-        while self.done < total:
-            start = max(0, self.done - self.context)
-            end = min(start + self.window, total)
-            part = next(
-                host_codec.decode_stream(
-                    b.session, codes[:, start:end], b.codec_config, self.window, 0, self.report
-                )
-            )
-            fs = b.codec_config.frame_size
-            yield part[(self.done - start) * fs : (end - start) * fs]
-            self.done = end
-
-    def _ready(self) -> bool:
-        return len(self.columns) - self.done >= self._step()
-
-    def run(self, prompt, max_frames, uniforms, on_frame):
-        def frame_done(step, frame):
-            if frame.semantic != self.bundle.config.eos_token_id:
-                self.columns.append(frame.codes)
-            on_frame(step, frame)
-            if self._ready():
-                codes = np.stack(self.columns, axis=1)
-                for wav in self._decode(codes[:, : self.done + self._step()]):
-                    self._emit(wav)
-
-        loop = self.bundle.generate(prompt, max_frames, uniforms, on_frame=frame_done)
-        if loop.codes.shape[1] > self.done:
-            for wav in self._decode(loop.codes):
-                self._emit(wav)
-        return loop
 
     def _step(self) -> int:
         return self.window if self.done == 0 else self.window - self.context
 
-    def _emit(self, wav: np.ndarray) -> None:
-        self.emitted.append(wav)
-        self.emit_fn(wav)
+    def add(self, codes: np.ndarray) -> list[_Window]:
+        """One emitted frame's codes [10]; the window it completes, if it does."""
+        self.columns.append(codes)
+        if len(self.columns) - self.done < self._step():
+            return []
+        return self.rest(np.stack(self.columns, axis=1)[:, : self.done + self._step()])
+
+    def rest(self, codes: np.ndarray) -> list[_Window]:
+        """The windows from the first frame not yet in one to the end of `codes` [10, T]."""
+        out = []
+        while self.done < codes.shape[1]:
+            start = max(0, self.done - self.context)
+            end = min(start + self.window, codes.shape[1])
+            out.append(_Window(codes[:, start:end], self.done - start))
+            self.done = end
+        return out
+
+
+@dataclass
+class _Piece:
+    """One piece as it is spoken: its frames, and its decoded chunks with their report (filled
+    by the decode worker's thread when there is one)."""
+
+    text: str
+    t0: float
+    prompt_columns: int = 0
+    loop: host_frames.FrameLoopResult | None = None
+    chunks: list[np.ndarray] = field(default_factory=list)
+    report: host_codec.DecodeReport = field(default_factory=host_codec.DecodeReport)
+    first_audio_s: float | None = None
+    seconds: float = 0.0
+
+    def result(self, cfg: CodecConfig) -> PieceResult:
+        # clamped draws counted once per frame (streamed windows re-read their context)
+        counts = host_codec.DecodeReport()
+        host_codec.prepare_codes(self.loop.codes, cfg, counts)
+        report = self.report
+        report.frames, report.clamped = counts.frames, counts.clamped
+        report.clamped_by_book = counts.clamped_by_book
+        wav = np.concatenate(self.chunks) if self.chunks else np.zeros(0)
+        return PieceResult(
+            text=self.text,
+            prompt_columns=self.prompt_columns,
+            frames=self.loop,
+            wav=np.asarray(wav, np.float32),
+            decode=report,
+            first_audio_s=self.first_audio_s,
+            seconds=self.seconds,
+        )
+
+
+def _between_utterances(bundle: Audio8Bundle) -> None:
+    bundle.between_utterances()
+
+
+def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
+    """Frames `decode_whole` would not decode (a negative code; `generate` never draws one)."""
+    return host_codec.prepare_codes(codes, cfg).shape[1] != codes.shape[1]
+
+
+class _Speech:
+    """One `speak` call: its pieces in order, and the audio handed on as it comes."""
+
+    def __init__(self, bundle: Audio8Bundle, max_frames: int, stream: bool, on_audio, on_frame):
+        self.bundle, self.max_frames, self.stream = bundle, max_frames, stream
+        self.on_audio, self.on_frame = on_audio, on_frame
+        self.start = time.perf_counter()
+        self.result = SpeakResult(audio=np.zeros(0, np.float32))
+        self.audio: list[np.ndarray] = []
+        self.pieces: list[_Piece] = []
+
+    def _begin(self, i: int, text: str, voice: Voice | None, seed: int):
+        """The piece's record, prompt and draws (after its worker(s) reset for it)."""
+        piece = _Piece(text, time.perf_counter())
+        prompt = self.bundle.prompt(text, voice, self.max_frames)
+        piece.prompt_columns = prompt.shape[1]
+        self.pieces.append(piece)
+        return piece, prompt, seeded_uniforms(seed * 1000 + i, self.bundle.config)
+
+    def emit(self, piece: _Piece, wav: np.ndarray) -> None:
+        if piece.first_audio_s is None:
+            piece.first_audio_s = time.perf_counter() - piece.t0
+            if self.result.first_audio_s is None:
+                self.result.first_audio_s = time.perf_counter() - self.start
+        self.audio.append(wav)
+        if self.on_audio is not None:
+            self.on_audio(wav)
+
+    def frame_done(self, step: int, _frame) -> None:
+        if self.on_frame is not None:
+            self.on_frame(step + 1, self.max_frames)
+
+    def inline(self, i: int, text: str, voice: Voice | None, seed: int) -> None:
+        """One piece in this process: its windows decoded between frames (streamed) or after
+        the last one (`decode_whole`)."""
+        b = self.bundle
+        b.between_utterances()  # the KV state is reset per piece: a safe restart point
+        piece, prompt, uniforms = self._begin(i, text, voice, seed)
+        if self.stream:
+            streamer = _Streamer(b, piece, partial(self.emit, piece))
+            piece.loop = streamer.run(prompt, self.max_frames, uniforms, self.frame_done)
+        else:
+            piece.loop = b.generate(prompt, self.max_frames, uniforms, on_frame=self.frame_done)
+            wav, piece.report = b.decode_whole(piece.loop.codes)
+            piece.chunks.append(wav)
+            self.emit(piece, wav)
+        piece.seconds = time.perf_counter() - piece.t0
+
+    def beside(self, i: int, text: str, voice: Voice | None, seed: int, decoder: Background):
+        """One piece over two workers: this one draws the frames while `decoder` decodes each
+        window as soon as its frames exist (the streaming windows, streamed or not)."""
+        b = self.bundle
+        b.between_utterances()
+        decoder.submit(_between_utterances)  # runs after the last piece's windows
+        piece, prompt, uniforms = self._begin(i, text, voice, seed)
+        windows = _Windows(b.codec_window)
+
+        def frame_done(step: int, frame) -> None:
+            decoder.check()  # a failed window (or on_audio) stops the frame loop
+            if frame.semantic != b.config.eos_token_id:
+                for window in windows.add(frame.codes):
+                    decoder.submit(partial(self._decode, piece, window))
+            self.frame_done(step, frame)
+
+        piece.loop = b.generate(prompt, self.max_frames, uniforms, on_frame=frame_done)
+        for window in windows.rest(piece.loop.codes):
+            decoder.submit(partial(self._decode, piece, window))
+        if not self.stream and _has_padding(piece.loop.codes, b.codec_config):
+            decoder.submit(partial(self._decode_whole, piece))
+        decoder.submit(partial(self._piece_done, piece))
+
+    def _decode(self, piece: _Piece, window: _Window, bundle: Audio8Bundle) -> None:
+        wav = window.decode(bundle, piece.report)
+        piece.chunks.append(wav)
+        if self.stream:
+            self.emit(piece, wav)
+
+    def _decode_whole(self, piece: _Piece, bundle: Audio8Bundle) -> None:
+        """What the one-worker path decodes when frames are padding: `decode_whole`'s windows
+        over the frames it keeps, in place of the streaming ones."""
+        wav, piece.report = bundle.decode_whole(piece.loop.codes)
+        piece.chunks[:] = [wav]
+
+    def _piece_done(self, piece: _Piece, _bundle: Audio8Bundle) -> None:
+        if not self.stream:
+            wav = np.concatenate(piece.chunks) if piece.chunks else np.zeros(0, np.float32)
+            self.emit(piece, wav)
+        piece.seconds = time.perf_counter() - piece.t0
+
+    def finish(self) -> SpeakResult:
+        result = self.result
+        result.pieces = [p.result(self.bundle.codec_config) for p in self.pieces]
+        if self.audio:
+            result.audio = np.concatenate(self.audio).astype(np.float32)
+        result.seconds = time.perf_counter() - self.start
+        return result
+
+
+class _Streamer:
+    """Decodes codec windows between frames in this process (window W, context 32)."""
+
+    def __init__(self, bundle: Audio8Bundle, piece: _Piece, emit) -> None:
+        self.bundle, self.piece, self.emit = bundle, piece, emit
+        self.windows = _Windows(bundle.codec_window)
+
+    def _decode(self, windows: list[_Window]) -> None:
+        for window in windows:
+            wav = window.decode(self.bundle, self.piece.report)
+            self.piece.chunks.append(wav)
+            self.emit(wav)
+
+    def run(self, prompt, max_frames, uniforms, on_frame) -> host_frames.FrameLoopResult:
+        eos = self.bundle.config.eos_token_id
+
+        def frame_done(step, frame):
+            ready = self.windows.add(frame.codes) if frame.semantic != eos else []
+            on_frame(step, frame)
+            self._decode(ready)
+
+        loop = self.bundle.generate(prompt, max_frames, uniforms, on_frame=frame_done)
+        self._decode(self.windows.rest(loop.codes))
+        return loop

@@ -8,10 +8,15 @@ its child's pipe releases the GIL, and the host steps between calls are short.
 `WorkerPool.map_in_order` hands results back in item order as soon as each next one is ready,
 so a caller writes chunk 1's audio while chunk 2 is still computing. With one worker it is the
 plain in-process path: one bundle, `isolate=False`, items run in the caller's thread.
+
+`WorkerPool.background(k)` is the other shape: one pipeline whose later stage runs on worker
+`k` in a thread of its own, fed jobs in order while the caller's thread goes on with the
+earlier stage on worker 0 (Audio8 decodes codec windows while frames are drawn).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
@@ -90,6 +95,13 @@ class WorkerPool(Generic[B]):
                     on_result(i, out[-1])
             return out
         return _InOrder(self, items, work, n, spread).run(on_result)
+
+    def background(self, k: int) -> Background[B]:
+        """Worker `k` (opened in the new thread, so the caller starts at once) running the jobs
+        `submit`ted to it one after another; a context manager (`Background`)."""
+        if not 0 < k < self.size:
+            raise ValueError(f"background worker {k} is not one of workers 1..{self.size - 1}")
+        return Background(self, k)
 
     def close(self) -> None:
         """Close every opened bundle (each child exits); the first close error is raised."""
@@ -175,3 +187,57 @@ class _InOrder(Generic[B, T, R]):
         if self.error is not None:
             raise self.error
         return out
+
+
+class Background(Generic[B]):
+    """Jobs `job(bundle)` run on one worker's bundle in a thread of its own, one after another
+    in the order submitted, while the caller's thread does other work.
+
+    The first error (the bundle failing to open, a job raising) is kept and every later job
+    skipped: `check()` raises it in the caller's thread (call it between steps to stop early)
+    and leaving the `with` block — which waits for every job submitted — raises it too.
+    Leaving on the caller's own error skips the jobs not started and waits only for the one
+    in flight (a runtime call cannot be cut): no thread outlives the block.
+    """
+
+    def __init__(self, pool: WorkerPool[B], k: int) -> None:
+        self._pool, self._k = pool, k
+        self._jobs: queue.SimpleQueue[Callable[[B], None] | None] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._loop, name=f"voxport-worker-{k}", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        bundle: B | None = None
+        try:
+            bundle = self._pool.worker(self._k)
+        except BaseException as err:  # noqa: BLE001 (handed to the caller's thread)
+            self._error = err
+        while (job := self._jobs.get()) is not None:
+            if self._error is not None or self._cancelled:
+                continue  # skipped: the queue is drained up to the end marker
+            try:
+                job(bundle)
+            except BaseException as err:  # noqa: BLE001 (handed to the caller's thread)
+                self._error = err
+
+    def submit(self, job: Callable[[B], None]) -> None:
+        """Queue `job` after every job submitted before it (raises a kept error first)."""
+        self.check()
+        self._jobs.put(job)
+
+    def check(self) -> None:
+        """Raise the first error a job raised, if any."""
+        if self._error is not None:
+            raise self._error
+
+    def __enter__(self) -> Background[B]:
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self._cancelled = exc_type is not None
+        self._jobs.put(None)
+        self._thread.join()
+        if exc_type is None:
+            self.check()

@@ -14,30 +14,29 @@ from conversion.cli.main import main
 class _Fails:
     """An Audio8Bundle whose speak writes one chunk of audio, then fails."""
 
-    def __init__(self, _bundle):
+    def __init__(self, _bundle, isolate=False):
         self.codec_config = types.SimpleNamespace(sample_rate=24000)
         self.session = None
 
-    def __enter__(self):
-        return self
+    def close(self):
+        pass
 
-    def __exit__(self, *exc):
-        return False
-
-    def speak(self, text, voice, seed, stream, on_audio, on_frame):
+    def speak(self, text, voice, seed, stream, on_audio, on_frame, pool=None):
         on_audio(np.zeros(2400, np.float32))
         raise RuntimeError("the runtime died mid-utterance")
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_failed_speak_leaves_no_partial_file(tmp_path, monkeypatch, stream):
+def test_a_failed_speak_leaves_no_partial_file(tmp_path, monkeypatch, stream, workers):
     import conversion.audio8_tts.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "Audio8Bundle", _Fails)
     monkeypatch.setattr(cli.PORT, "resolve_weights", lambda *a, **k: tmp_path / "weights")
     monkeypatch.setattr(cli.PORT, "ensure_bundle", lambda *a, **k: tmp_path / "bundle")
     out = tmp_path / "out" / "x.wav"
-    argv = ["speak", "audio8_tts", "Hello.", "-o", str(out), "--config", "reduced"]
+    argv = ["speak", "audio8_tts", "Hello.", "-o", str(out), "--config", "reduced", "--workers"]
+    argv.append(workers)
     with pytest.raises(RuntimeError, match="mid-utterance"):
         main(argv + (["--stream"] if stream else []))
     assert list(out.parent.iterdir()) == []  # neither x.wav nor .x.wav.partial
