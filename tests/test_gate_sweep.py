@@ -66,3 +66,10 @@ def test_a_bad_seed_list_is_one_line(bad, capsys):
         main(["gate", "core", "--seeds", bad])
     assert caught.value.code == 2
     assert "seed" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_weights_seeds_without_random_weights_is_one_line(capsys):
+    """Kokoro's real weights (its default) are one set: a weights-seed sweep over them would
+    gate the same export five times and call it five seeds."""
+    assert main(["gate", "kokoro", "--config", "reduced", "--weights-seeds", "0,1"]) == 2
+    assert "--weights random" in capsys.readouterr().err.strip().splitlines()[-1]

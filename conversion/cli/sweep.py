@@ -62,6 +62,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the sweep; 0 when every run passed, 1 otherwise."""
     if getattr(args, "plot", None):
         raise UserError("--plot draws one run: leave it out of a seed sweep")
+    if args.weights_seeds and getattr(args, "weights", None) != "random":
+        # Real weights are one set: every run would gate the same export under another name.
+        raise UserError(
+            "--weights-seeds needs --weights random (real weights are one set): "
+            "sweep the draws with --seeds"
+        )
     weights_seeds = args.weights_seeds or [args.weights_seed]
     seeds = args.seeds or [args.seed]
     plan = [(w, seeds[0]) for w in weights_seeds] + [(weights_seeds[0], s) for s in seeds[1:]]
