@@ -17,6 +17,21 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class BlockShape:
+    """One AR's transformer blocks (the slow AR's config fields, or the fast AR's `fast_*`)."""
+
+    dim: int
+    hidden: int  # the SwiGLU's width
+    heads: int
+    kv_heads: int
+    head_dim: int
+    qkv_bias: bool
+    o_bias: bool
+    qk_norm: bool
+    layers: int
+
+
+@dataclass(frozen=True)
 class Audio8Config:
     name: str = "published"
     vocab_size: int = 155_776
@@ -59,6 +74,32 @@ class Audio8Config:
     @property
     def semantic_count(self) -> int:
         return self.semantic_end_id - self.semantic_begin_id + 1
+
+    def block_shape(self, fast: bool = False) -> BlockShape:
+        """The slow AR's blocks, or with `fast` the fast AR's."""
+        if fast:
+            return BlockShape(
+                self.fast_dim,
+                self.fast_intermediate_size,
+                self.fast_n_head,
+                self.fast_n_local_heads,
+                self.fast_head_dim,
+                self.fast_attention_qkv_bias,
+                self.fast_attention_o_bias,
+                self.fast_attention_qk_norm,
+                self.n_fast_layer,
+            )
+        return BlockShape(
+            self.dim,
+            self.intermediate_size,
+            self.n_head,
+            self.n_local_heads,
+            self.head_dim,
+            self.attention_qkv_bias,
+            self.attention_o_bias,
+            self.attention_qk_norm,
+            self.n_layer,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return json.loads(json.dumps(dataclasses.asdict(self)))

@@ -76,7 +76,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import Audio8Config
+from .config import Audio8Config, BlockShape
 from .sampling import MIN_TEMPERATURE, TEMPERATURE, TOP_K, TOP_P, SamplingParams
 
 # ---------------------------------------------------------------------------------------------
@@ -146,24 +146,16 @@ def expand_kv(x: torch.Tensor, repeats: int) -> torch.Tensor:
 
 
 class Attention(nn.Module):
-    def __init__(
-        self,
-        dim: int,
-        n_head: int,
-        n_local_heads: int,
-        head_dim: int,
-        qkv_bias: bool,
-        o_bias: bool,
-        qk_norm: bool,
-        eps: float,
-        use_sdpa: bool,
-    ) -> None:
+    def __init__(self, shape: BlockShape, eps: float, use_sdpa: bool) -> None:
         super().__init__()
+        n_head, n_local_heads, head_dim = shape.heads, shape.kv_heads, shape.head_dim
         self.n_head, self.n_local_heads, self.head_dim = n_head, n_local_heads, head_dim
         self.use_sdpa = bool(use_sdpa)
-        self.wqkv = nn.Linear(dim, (n_head + 2 * n_local_heads) * head_dim, bias=qkv_bias)
-        self.wo = nn.Linear(n_head * head_dim, dim, bias=o_bias)
-        self.qk_norm = bool(qk_norm)
+        self.wqkv = nn.Linear(
+            shape.dim, (n_head + 2 * n_local_heads) * head_dim, bias=shape.qkv_bias
+        )
+        self.wo = nn.Linear(n_head * head_dim, shape.dim, bias=shape.o_bias)
+        self.qk_norm = bool(shape.qk_norm)
         if self.qk_norm:
             self.q_norm = RMSNorm(head_dim, eps)
             self.k_norm = RMSNorm(head_dim, eps)
@@ -210,16 +202,12 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(
-        self, dim, hidden, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps, sdpa
-    ) -> None:
+    def __init__(self, shape: BlockShape, eps: float, sdpa: bool) -> None:
         super().__init__()
-        self.attention = Attention(
-            dim, n_head, n_local_heads, head_dim, qkv_bias, o_bias, qk_norm, eps, sdpa
-        )
-        self.feed_forward = FeedForward(dim, hidden)
-        self.ffn_norm = RMSNorm(dim, eps)
-        self.attention_norm = RMSNorm(dim, eps)
+        self.attention = Attention(shape, eps, sdpa)
+        self.feed_forward = FeedForward(shape.dim, shape.hidden)
+        self.ffn_norm = RMSNorm(shape.dim, eps)
+        self.attention_norm = RMSNorm(shape.dim, eps)
 
     def forward(self, x, table, mask, cache=None, slots=None):
         h = x + self.attention(self.attention_norm(x), table, mask, cache, slots)
@@ -254,45 +242,17 @@ class Audio8LM(nn.Module):
     def __init__(self, config: Audio8Config) -> None:
         super().__init__()
         c = self.config = config
-        qk_norm = bool(getattr(c, "attention_qk_norm", False))
-        fast_qk_norm = bool(getattr(c, "fast_attention_qk_norm", False))
         self.embeddings = nn.Embedding(c.vocab_size, c.dim)
         self.codebook_embeddings = nn.Embedding(c.codebook_size * c.num_codebooks, c.dim)
-        self.layers = nn.ModuleList(
-            Block(
-                c.dim,
-                c.intermediate_size,
-                c.n_head,
-                c.n_local_heads,
-                c.head_dim,
-                c.attention_qkv_bias,
-                c.attention_o_bias,
-                qk_norm,
-                c.norm_eps,
-                True,
-            )
-            for _ in range(c.n_layer)
-        )
+        # The publisher's slow blocks attend by SDPA, its fast blocks by a written-out softmax.
+        slow, fast = c.block_shape(), c.block_shape(fast=True)
+        self.layers = nn.ModuleList(Block(slow, c.norm_eps, True) for _ in range(slow.layers))
         self.norm = RMSNorm(c.dim, c.norm_eps)
         self.fast_project_in = (
             nn.Linear(c.dim, c.fast_dim) if c.fast_dim != c.dim else nn.Identity()
         )
         self.fast_embeddings = nn.Embedding(c.codebook_size, c.fast_dim)
-        self.fast_layers = nn.ModuleList(
-            Block(
-                c.fast_dim,
-                c.fast_intermediate_size,
-                c.fast_n_head,
-                c.fast_n_local_heads,
-                c.fast_head_dim,
-                c.fast_attention_qkv_bias,
-                c.fast_attention_o_bias,
-                fast_qk_norm,
-                c.norm_eps,
-                False,
-            )
-            for _ in range(c.n_fast_layer)
-        )
+        self.fast_layers = nn.ModuleList(Block(fast, c.norm_eps, False) for _ in range(fast.layers))
         self.fast_norm = RMSNorm(c.fast_dim, c.norm_eps)
         self.fast_output = nn.Linear(c.fast_dim, c.codebook_size, bias=False)
         self.register_buffer(

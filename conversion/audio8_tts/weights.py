@@ -47,7 +47,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import write_folder_atomically
 
 from .codec import model as codec_mod
-from .config import Audio8Config
+from .config import Audio8Config, BlockShape
 from .reference import Audio8LM
 from .tokenizer import TOKENIZER_FILE, check_tokenizer, load_tokenizer, write_tokenizer
 
@@ -169,32 +169,22 @@ def read_config(folder: Path) -> Audio8Config:
 # --- names and shapes -------------------------------------------------------------------------
 
 
-def _block_shapes(
-    prefix: str,
-    dim: int,
-    inter: int,
-    n_head: int,
-    n_kv: int,
-    head_dim: int,
-    qkv_bias: bool,
-    o_bias: bool,
-    qk_norm: bool,
-) -> dict[str, tuple[int, ...]]:
-    qkv = (n_head + 2 * n_kv) * head_dim
-    shapes: dict[str, tuple[int, ...]] = {f"{prefix}.attention.wqkv.weight": (qkv, dim)}
-    if qkv_bias:
+def _block_shapes(prefix: str, b: BlockShape) -> dict[str, tuple[int, ...]]:
+    qkv = (b.heads + 2 * b.kv_heads) * b.head_dim
+    shapes: dict[str, tuple[int, ...]] = {f"{prefix}.attention.wqkv.weight": (qkv, b.dim)}
+    if b.qkv_bias:
         shapes[f"{prefix}.attention.wqkv.bias"] = (qkv,)
-    shapes[f"{prefix}.attention.wo.weight"] = (dim, n_head * head_dim)
-    if o_bias:
-        shapes[f"{prefix}.attention.wo.bias"] = (dim,)
-    if qk_norm:
-        shapes[f"{prefix}.attention.q_norm.weight"] = (head_dim,)
-        shapes[f"{prefix}.attention.k_norm.weight"] = (head_dim,)
-    shapes[f"{prefix}.feed_forward.w1.weight"] = (inter, dim)
-    shapes[f"{prefix}.feed_forward.w2.weight"] = (dim, inter)
-    shapes[f"{prefix}.feed_forward.w3.weight"] = (inter, dim)
-    shapes[f"{prefix}.ffn_norm.weight"] = (dim,)
-    shapes[f"{prefix}.attention_norm.weight"] = (dim,)
+    shapes[f"{prefix}.attention.wo.weight"] = (b.dim, b.heads * b.head_dim)
+    if b.o_bias:
+        shapes[f"{prefix}.attention.wo.bias"] = (b.dim,)
+    if b.qk_norm:
+        shapes[f"{prefix}.attention.q_norm.weight"] = (b.head_dim,)
+        shapes[f"{prefix}.attention.k_norm.weight"] = (b.head_dim,)
+    shapes[f"{prefix}.feed_forward.w1.weight"] = (b.hidden, b.dim)
+    shapes[f"{prefix}.feed_forward.w2.weight"] = (b.dim, b.hidden)
+    shapes[f"{prefix}.feed_forward.w3.weight"] = (b.hidden, b.dim)
+    shapes[f"{prefix}.ffn_norm.weight"] = (b.dim,)
+    shapes[f"{prefix}.attention_norm.weight"] = (b.dim,)
     return shapes
 
 
@@ -206,38 +196,14 @@ def lm_param_shapes(config: Audio8Config) -> dict[str, tuple[int, ...]]:
         "codebook_embeddings.weight": (c.codebook_size * c.num_codebooks, c.dim),
     }
     for i in range(c.n_layer):
-        shapes.update(
-            _block_shapes(
-                f"layers.{i}",
-                c.dim,
-                c.intermediate_size,
-                c.n_head,
-                c.n_local_heads,
-                c.head_dim,
-                c.attention_qkv_bias,
-                c.attention_o_bias,
-                getattr(c, "attention_qk_norm", False),
-            )
-        )
+        shapes.update(_block_shapes(f"layers.{i}", c.block_shape()))
     shapes["norm.weight"] = (c.dim,)
     if c.fast_dim != c.dim:
         shapes["fast_project_in.weight"] = (c.fast_dim, c.dim)
         shapes["fast_project_in.bias"] = (c.fast_dim,)
     shapes["fast_embeddings.weight"] = (c.codebook_size, c.fast_dim)
     for i in range(c.n_fast_layer):
-        shapes.update(
-            _block_shapes(
-                f"fast_layers.{i}",
-                c.fast_dim,
-                c.fast_intermediate_size,
-                c.fast_n_head,
-                c.fast_n_local_heads,
-                c.fast_head_dim,
-                c.fast_attention_qkv_bias,
-                c.fast_attention_o_bias,
-                getattr(c, "fast_attention_qk_norm", False),
-            )
-        )
+        shapes.update(_block_shapes(f"fast_layers.{i}", c.block_shape(fast=True)))
     shapes["fast_norm.weight"] = (c.fast_dim,)
     shapes["fast_output.weight"] = (c.codebook_size, c.fast_dim)
     return shapes

@@ -59,11 +59,10 @@ from ..sampling import MIN_TEMPERATURE, SamplingParams
 from .layers import (
     RMSNorm,
     RopeTable,
+    blocks,
     embed_columns,
-    fast_blocks,
     grouped_rows,
     head_rows,
-    slow_blocks,
 )
 
 GRAPH = "ar"
@@ -138,13 +137,13 @@ class Audio8ARGraph(nn.Module):
         with torch.device("meta"):  # weights come from the state dict: no random init
             self.embeddings = nn.Embedding(c.vocab_size, c.dim)
             self.codebook_embeddings = nn.Embedding(c.codebook_size * c.num_codebooks, c.dim)
-            self.layers = slow_blocks(c)
+            self.layers = blocks(c)
             self.norm = RMSNorm(c.dim, c.norm_eps)
             self.fast_project_in = (
                 nn.Linear(c.dim, c.fast_dim) if c.fast_dim != c.dim else nn.Identity()
             )
             self.fast_embeddings = nn.Embedding(c.codebook_size, c.fast_dim)
-            self.fast_layers = fast_blocks(c)
+            self.fast_layers = blocks(c, fast=True)
             self.fast_norm = RMSNorm(c.fast_dim, c.norm_eps)
             self.fast_output = nn.Linear(c.fast_dim, c.codebook_size, bias=False)
             self.head = nn.Linear(c.dim, self.n_compact, bias=False)

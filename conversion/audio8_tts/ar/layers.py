@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import Audio8Config
+from ..config import Audio8Config, BlockShape
 
 
 class RMSNorm(nn.Module):
@@ -95,26 +95,17 @@ class Attention(nn.Module):
     """Checkpoint names: `wqkv` (query, key, value projections in one), `wo`, optional
     `q_norm` / `k_norm`. `qkv` projects and rotates; `mix` attends over the keys it is given."""
 
-    def __init__(
-        self,
-        dim: int,
-        heads: int,
-        kv_heads: int,
-        head_dim: int,
-        qkv_bias: bool,
-        o_bias: bool,
-        qk_norm: bool,
-        eps: float,
-    ) -> None:
+    def __init__(self, shape: BlockShape, eps: float) -> None:
         super().__init__()
+        heads, kv_heads, head_dim = shape.heads, shape.kv_heads, shape.head_dim
         if heads % kv_heads:
             raise ValueError(f"{heads} query heads do not group over {kv_heads} KV heads")
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.group = heads // kv_heads  # query heads per KV head
         self.scale = 1.0 / math.sqrt(head_dim)
-        self.wqkv = nn.Linear(dim, (heads + 2 * kv_heads) * head_dim, bias=qkv_bias)
-        self.wo = nn.Linear(heads * head_dim, dim, bias=o_bias)
-        self.qk_norm = bool(qk_norm)
+        self.wqkv = nn.Linear(shape.dim, (heads + 2 * kv_heads) * head_dim, bias=shape.qkv_bias)
+        self.wo = nn.Linear(heads * head_dim, shape.dim, bias=shape.o_bias)
+        self.qk_norm = bool(shape.qk_norm)
         if self.qk_norm:
             self.q_norm = RMSNorm(head_dim, eps)
             self.k_norm = RMSNorm(head_dim, eps)
@@ -171,23 +162,12 @@ class FeedForward(nn.Module):
 class Block(nn.Module):
     """Pre-norm block; the caller runs `attention` (it owns the keys), `finish` does the rest."""
 
-    def __init__(
-        self,
-        dim: int,
-        hidden: int,
-        heads: int,
-        kv_heads: int,
-        head_dim: int,
-        qkv_bias: bool,
-        o_bias: bool,
-        qk_norm: bool,
-        eps: float,
-    ) -> None:
+    def __init__(self, shape: BlockShape, eps: float) -> None:
         super().__init__()
-        self.attention = Attention(dim, heads, kv_heads, head_dim, qkv_bias, o_bias, qk_norm, eps)
-        self.feed_forward = FeedForward(dim, hidden)
-        self.attention_norm = RMSNorm(dim, eps)
-        self.ffn_norm = RMSNorm(dim, eps)
+        self.attention = Attention(shape, eps)
+        self.feed_forward = FeedForward(shape.dim, shape.hidden)
+        self.attention_norm = RMSNorm(shape.dim, eps)
+        self.ffn_norm = RMSNorm(shape.dim, eps)
 
     def finish(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
         """The residual after attention, then the feed-forward's residual."""
@@ -195,40 +175,10 @@ class Block(nn.Module):
         return mid + self.feed_forward(self.ffn_norm(mid))
 
 
-def slow_blocks(c: Audio8Config) -> nn.ModuleList:
-    qk_norm = bool(getattr(c, "attention_qk_norm", False))
-    return nn.ModuleList(
-        Block(
-            c.dim,
-            c.intermediate_size,
-            c.n_head,
-            c.n_local_heads,
-            c.head_dim,
-            c.attention_qkv_bias,
-            c.attention_o_bias,
-            qk_norm,
-            c.norm_eps,
-        )
-        for _ in range(c.n_layer)
-    )
-
-
-def fast_blocks(c: Audio8Config) -> nn.ModuleList:
-    qk_norm = bool(getattr(c, "fast_attention_qk_norm", False))
-    return nn.ModuleList(
-        Block(
-            c.fast_dim,
-            c.fast_intermediate_size,
-            c.fast_n_head,
-            c.fast_n_local_heads,
-            c.fast_head_dim,
-            c.fast_attention_qkv_bias,
-            c.fast_attention_o_bias,
-            qk_norm,
-            c.norm_eps,
-        )
-        for _ in range(c.n_fast_layer)
-    )
+def blocks(c: Audio8Config, fast: bool = False) -> nn.ModuleList:
+    """The slow AR's blocks, or with `fast` the fast AR's."""
+    shape = c.block_shape(fast)
+    return nn.ModuleList(Block(shape, c.norm_eps) for _ in range(shape.layers))
 
 
 def embed_columns(
@@ -257,10 +207,9 @@ __all__ = [
     "RMSNorm",
     "RopeTable",
     "bf16_rope_pairs",
+    "blocks",
     "embed_columns",
-    "fast_blocks",
     "grouped_rows",
     "head_rows",
     "rotate_pairs",
-    "slow_blocks",
 ]
