@@ -21,9 +21,10 @@ class ChatterboxPort(ModelPort):
     name = "chatterbox"
     summary = "Chatterbox (T3 + S3Gen + HiFT)"
     graphs = GRAPHS
-    layout = 3  # 2: LICENSE and README travel with the bundle (with the tables, default voice
+    layout = 4  # 2: LICENSE and README travel with the bundle (with the tables, default voice
     # and tokenizer, a device host needs nothing from the Python packages); 3: squares as
-    # x * x, not pow (docs/speed.md), so older bundles re-export
+    # x * x, not pow (docs/speed.md); 4: the flow encoder's upsample without a gather
+    # (docs/speed.md), so older bundles re-export
     asset_info = AssetInfo(
         author="Resemble AI (Chatterbox); exported to Core AI by voxport",
         license="MIT",

@@ -31,11 +31,17 @@ import copy
 from collections.abc import Mapping, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.rewrites import ConcatPadConv1d, concat_padded_conv, replace_modules
+from conversion.core.rewrites import (
+    ConcatPadConv1d,
+    concat_padded_conv,
+    replace_modules,
+    zero_pad,
+)
 
 from ..config import ChatterboxConfig
 
@@ -87,10 +93,10 @@ class FlowEncoder(nn.Module):
         xs = self.input_embedding(tokens) * keep_f
         masks = keep.unsqueeze(1)  # [1, 1, N]
         xs, pos_emb, masks = enc.embed(xs, masks)
-        xs = enc.pre_lookahead_layer(xs * keep_f)
+        xs = self._pre_lookahead(xs * keep_f)
         for layer in enc.encoders:
             xs = layer(xs, masks, pos_emb, masks)[0]
-        xs = enc.up_layer(xs.transpose(1, 2), length)[0].transpose(1, 2)
+        xs = self._upsample(xs.transpose(1, 2)).transpose(1, 2)
         up_n = self.stride * n
         up_keep = torch.arange(up_n, device=tokens.device)[None, :] < self.stride * length[:, None]
         up_masks = up_keep.unsqueeze(1)
@@ -100,6 +106,28 @@ class FlowEncoder(nn.Module):
         xs = enc.after_norm(xs)
         h = self.encoder_proj(xs) * up_keep.unsqueeze(-1).to(dtype)
         return h.transpose(1, 2)
+
+    # The publisher's PreLookaheadLayer and Upsample1D forwards, written out with the same
+    # weights: their F.pads as concatenated zeros (the runtime's `pad` is slow) and the nearest
+    # x2 interpolation as expand + reshape, the same values (F.interpolate lowers to a gather_nd
+    # that took 110 ms of a 589 ms encode_N64 call here; docs/speed.md).
+
+    def _pre_lookahead(self, xs: torch.Tensor) -> torch.Tensor:
+        """xs [B, N, C] -> conv2(pad_left_2(leaky_relu(conv1(pad_right(x))))) + xs."""
+        pre = self.encoder.pre_lookahead_layer
+        x = xs.transpose(1, 2)
+        y = zero_pad(x, 0, pre.pre_lookahead_len)
+        y = F.leaky_relu(F.conv1d(y, pre.conv1.weight, pre.conv1.bias))
+        y = F.conv1d(zero_pad(y, 2), pre.conv2.weight, pre.conv2.bias)
+        return y.transpose(1, 2) + xs
+
+    def _upsample(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, C, N] -> conv(pad_left(nearest_x_stride(x))) [B, C', stride * N]."""
+        conv = self.encoder.up_layer.conv
+        b, c, n = x.shape
+        s = self.stride
+        up = x.unsqueeze(-1).expand(b, c, n, s).reshape(b, c, n * s)
+        return F.conv1d(zero_pad(up, 2 * s), conv.weight, conv.bias)
 
     def example_inputs(self, bucket: Mapping[str, int]) -> dict[str, torch.Tensor]:
         n = bucket["N"]
