@@ -414,7 +414,8 @@ def asr_rungs(speech: _Speech) -> list[Rung]:
 
 def speaker_rung(speech: _Speech, voice: str = GATE_VOICE, other: str = SCALE_VOICE) -> Rung:
     """GE2E cosine of the bundle's and the oracle's audio over all speech cases, same voice;
-    the oracle's `voice` vs `other` on the same sentences is the scale (in the name)."""
+    the oracle's `voice` vs `other` on the same sentences is the scale (in the note: the name
+    stays the same for any seed, so a seed sweep lines the runs' rungs up)."""
     from gates.speaker import speaker_cosine
 
     n = len(speech.cases)
@@ -426,13 +427,11 @@ def speaker_rung(speech: _Speech, voice: str = GATE_VOICE, other: str = SCALE_VO
         scale = [c.scale_audio for c in speech.cases]
         if all(a is not None for a in scale):
             between = speaker_cosine(oracle, scale, host.SAMPLE_RATE)
-            rung.name = f"{base}; {voice} vs {other}: {between:.3f}"
             note = f"oracle {voice} vs oracle {other} (two voices, the scale): {between:.4f}"
         return Measured(value, note)
 
-    base = f"speaker: GE2E cosine bundle vs oracle, {voice}, {n} sentence(s)"
-    rung = Rung(base, "speaker_cosine", SPEAKER_COS_MIN, compute)
-    return rung
+    name = f"speaker: GE2E cosine bundle vs oracle, {voice}, {n} sentence(s); scale: {other}"
+    return Rung(name, "speaker_cosine", SPEAKER_COS_MIN, compute)
 
 
 def run_gate(

@@ -108,6 +108,10 @@ def test_healthy_g2p_passes_the_g2p_and_absolute_asr_rungs(kmodel, cases):
     between = float(res["speaker"].detail.rsplit(":", 1)[1])
     print(f"speaker: two voices {between:.4f}")
     assert between < CARD_SPEAKER_COS_MIN
+    # The measured scale is in the note, not the name: a seed sweep lines rungs up by name
+    # (with it in the name, each seed's speaker rung counted as a rung missing from the others).
+    assert f"{between:.3f}" not in res["speaker"].name
+    assert res["speaker"].name == gate.speaker_rung(gate._Speech(kb, cases[:1], None)).name
 
 
 def test_a_g2p_bug_fails_the_g2p_and_absolute_asr_rungs(kmodel, cases):
