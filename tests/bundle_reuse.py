@@ -26,10 +26,11 @@ class Steps:
         return proc
 
     def assert_exported_once(self) -> None:
-        export = self.procs["export"]
-        assert export.returncode == 0, export.stderr[-3000:]
-        first = self.identities["export"]
+        """The first step made (or found) the bundle; no later step exported it again."""
+        (first_step, first_proc), *later = self.procs.items()
+        assert first_proc.returncode == 0, first_proc.stderr[-3000:]
+        first = self.identities[first_step]
         for name, identity in self.identities.items():
             assert identity == first, f"the bundle was exported again by {name}"
-        for name, proc in self.procs.items():
+        for name, proc in later:
             assert "re-exporting" not in proc.stderr, (name, proc.stderr[-2000:])

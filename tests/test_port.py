@@ -129,3 +129,40 @@ def test_unknown_dtype_and_graph_are_refused(tmp_path):
         fixed.bundle_key(tmp_path, config, "fp32", graphs=("decoder",))
     key = fixed.bundle_key(tmp_path, config, "fp32", graphs=("vocoder",))
     assert key.graphs == {"vocoder": "fp32"} and not fixed.is_current(tmp_path / "none", key)
+
+
+def test_two_processes_asking_for_one_bundle_export_it_once(tmp_path, capsys):
+    """`ensure_bundle` from two callers at once (two `speak`s on a fresh machine, two test
+    workers): one exports, the other waits on the bundle's lock and reuses it."""
+    import threading
+
+    from conversion.selftest import graphs as sg
+
+    exported = []
+
+    class Slow(type(registry.port("kokoro"))):
+        def weights_sha256(self, folder):
+            return "00"
+
+        def export_bundle(self, job):
+            exported.append(threading.current_thread().name)
+            spec, _ = sg.mlp_graph(0)
+            with BundleWriter(job.dest, "kokoro", overwrite=True, key=job.key.to_json()) as bw:
+                bw.add_graph(spec)
+            return job.dest
+
+    port, dest = Slow(), tmp_path / "bundles" / "b"
+    config = port.config("reduced")
+    got = []
+
+    def ask():
+        got.append(port.ensure_bundle(tmp_path, config, "reduced", "fp32", path=dest))
+
+    callers = [threading.Thread(target=ask, name=f"caller-{i}") for i in range(2)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    assert len(exported) == 1 and got == [dest, dest]
+    assert port.is_current(dest, port.bundle_key(tmp_path, config, "fp32"))
+    assert f"waiting for another process exporting {dest}" in capsys.readouterr().err

@@ -29,6 +29,7 @@ from . import hub
 from .bundle import load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .export import AssetInfo
+from .paths import exclusive
 from .weights_folder import cache_dir, folder_problem, read_manifest
 
 BUNDLES_DIR = Path("bundles")
@@ -211,18 +212,22 @@ class ModelPort(ABC):
         variant: str | None = None,
         loaded: Any = None,
     ) -> Path:
-        """The bundle for these arguments: reused when current, else exported (once)."""
+        """The bundle for these arguments: reused when current, else exported (once, also when
+        two processes ask for it at the same time: the second waits and reuses it)."""
         key = self.bundle_key(folder, config, dtype, graphs, precisions)
         path = Path(path) if path is not None else self.bundle_path(config_name, dtype, variant)
         if self.is_current(path, key):
             return path
-        if (path / "manifest.json").exists():
-            print(
-                f"{self.name}: {path} was exported from other weights, sizes or precisions: "
-                "re-exporting",
-                file=sys.stderr,
-            )
-        return self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
+        with exclusive(path, f"{self.name}: waiting for another process exporting {path}"):
+            if self.is_current(path, key):  # exported while this process waited
+                return path
+            if (path / "manifest.json").exists():
+                print(
+                    f"{self.name}: {path} was exported from other weights, sizes or precisions: "
+                    "re-exporting",
+                    file=sys.stderr,
+                )
+            return self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
 
     def export(
         self,

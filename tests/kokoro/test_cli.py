@@ -13,6 +13,7 @@ import pytest
 import soundfile as sf
 
 from conversion.cli.main import main
+from conversion.kokoro.port import PORT
 from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
@@ -24,10 +25,13 @@ REDUCED = ["--config", "reduced"]
 
 @pytest.fixture(scope="module")
 def gated_bundle(tmp_path_factory):
-    """Export the reduced bundle, speak with it, then gate it, all on the same arguments: the
-    bundle is exported once (speak and gate reuse it), and later tests reuse it too."""
+    """Speak with the reduced bundle at its default folder (exported there first when missing
+    or stale), then gate it, on the same arguments: the bundle is exported at most once (the
+    gate reuses it), and later tests reuse it too. The default folder is the one
+    `tests/kokoro/test_workers.py` and the Swift end-to-end tests use: one export of it serves
+    all (when two test workers ask for it at once, one waits on its lock)."""
     tmp = tmp_path_factory.mktemp("kokoro")
-    bundle, report = tmp / "bundle", tmp / "gate.json"
+    bundle, report = PORT.bundle_path("reduced", "fp32"), tmp / "gate.json"
     steps = Steps(bundle)
 
     def voxport(*argv):
@@ -35,39 +39,37 @@ def gated_bundle(tmp_path_factory):
             [VOXPORT, *argv], capture_output=True, text=True, timeout=1800, check=False
         )
 
-    steps.run("export", voxport("export", "kokoro", *REDUCED, "--output-dir", str(bundle)))
     steps.run(
         "speak",
         voxport(
             "speak", "kokoro", SPOKEN, "-o", str(tmp / "hello.wav"), *REDUCED,
-            "--bundle", str(bundle), "--voice", "jm_kumo",
+            "--voice", "jm_kumo",
         ),
     )  # fmt: skip
     proc = steps.run(
         "gate",
         voxport(
-            "gate", "kokoro", *REDUCED, "--bundle", str(bundle), "--json", str(report),
-            "--plot", str(tmp / "gate.png"),
+            "gate", "kokoro", *REDUCED, "--json", str(report), "--plot", str(tmp / "gate.png"),
         ),
     )  # fmt: skip
-    return bundle, json.loads(report.read_text()), proc, steps
+    return bundle, json.loads(report.read_text()), proc, steps, tmp
 
 
 @pytest.mark.slow
-def test_export_speak_gate_export_once(gated_bundle):
+def test_speak_and_gate_export_once(gated_bundle):
     gated_bundle[3].assert_exported_once()
 
 
 @pytest.mark.slow
 def test_reduced_real_weight_gate_passes(gated_bundle):
-    bundle, report, proc, _ = gated_bundle
+    bundle, report, proc, _, out = gated_bundle
     failed = [r for r in report["rungs"] if not r["passed"]]
     assert report["passed"] and not failed, (failed, proc.stderr[-3000:])
     assert proc.returncode == 0
     names = " ".join(r["name"] for r in report["rungs"])
     for graph in ("predictor", "prosody", "vocoder", "end to end", "bit-identical", "ASR"):
         assert graph in names
-    assert (bundle.parent / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
+    assert (out / "gate.png").stat().st_size > 10_000  # oracle vs bundle plot
 
 
 # The card's bars (models/kokoro/README.md, "Gate"), written out, not imported from the gate.
@@ -79,7 +81,7 @@ CARD_SPEAKER_COS_MIN = 0.95
 def test_reduced_gate_has_the_absolute_asr_g2p_and_speaker_rungs(gated_bundle):
     """On the same gate run: KPipeline-phonemised oracle, bundle WER ≤ 0.10 over ≥ 3
     sentences, voxport's phonemes = KPipeline's, and the speaker rung with its scale."""
-    _, report, _, _ = gated_bundle
+    _, report, _, _, _ = gated_bundle
     rungs = {r["name"]: r for r in report["rungs"]}
     (g2p,) = [r for n, r in rungs.items() if n.startswith("G2P")]
     (absolute,) = [r for n, r in rungs.items() if n.startswith("ASR") and "oracle" not in n]
@@ -98,11 +100,11 @@ def test_reduced_gate_has_the_absolute_asr_g2p_and_speaker_rungs(gated_bundle):
 def test_speak_writes_intelligible_speech(gated_bundle):
     from gates.asr import transcribe, word_error_rate
 
-    bundle, _, _, steps = gated_bundle
+    bundle, _, _, steps, out = gated_bundle
     proc = steps.procs["speak"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "real-time factor" in proc.stdout
-    audio, sr = sf.read(bundle.parent / "hello.wav", dtype="float32")
+    audio, sr = sf.read(out / "hello.wav", dtype="float32")
     assert sr == 24000 and audio.size > 24000 * 0.5
     assert np.abs(audio).max() > 0.05
     assert word_error_rate("hello thank you", transcribe(audio, sr)) <= 0.34
@@ -135,7 +137,7 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
     from conversion.kokoro import host
     from conversion.kokoro.pipeline import KokoroBundle
 
-    bundle, _, _, _ = gated_bundle
+    bundle, _, _, _, _ = gated_bundle
     proc = psutil.Process()
     pack = host.load_voice("jf_alpha")
     chunk = host.text_to_chunks("Hello.")[0]
