@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from conversion.core import serve
 from conversion.core.errors import UserError
@@ -315,5 +316,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def console() -> NoReturn:
+    """The `voxport` program: `main`, then the end of the process without the interpreter's
+    teardown. The Core AI runtime's native teardown has aborted a finished process (SIGABRT,
+    "C++ exception handling detected but the Swift runtime was compiled with exceptions
+    disabled") after all its output was written, turning a success into exit 6 at random;
+    every session and file is closed by the time `main` returns, so nothing is lost."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -248,6 +248,11 @@ class Session:
             self._loop.run_until_complete(self._stack.aclose())
         self._executables.clear()
         self._functions.clear()
+        self._states.clear()
+        # The thread that wrote the lowered assets ran runtime code: join it now, while the
+        # runtime is whole, rather than in the interpreter's exit (see conversion.cli.main.console).
+        with contextlib.suppress(Exception):
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())
         self._loop.close()
         self.discard_lowered()
 
