@@ -317,15 +317,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console() -> NoReturn:
-    """The `voxport` program: `main`, then the end of the process without the interpreter's
-    teardown. The Core AI runtime's native teardown has aborted a finished process (SIGABRT,
-    "C++ exception handling detected but the Swift runtime was compiled with exceptions
-    disabled") after all its output was written, turning a success into exit 6 at random;
-    every session and file is closed by the time `main` returns, so nothing is lost."""
+    """The `voxport` program: `main`, then the end of the process without the runtime's native
+    teardown (`runtime.end_process`); every session and file is closed by the time `main`
+    returns, so nothing is lost."""
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    from conversion.core.runtime import end_process
+
+    end_process(code)
 
 
 if __name__ == "__main__":

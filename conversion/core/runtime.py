@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -93,6 +93,18 @@ def to_runtime_array(name: str, value: Any, desc: Mapping[str, Any]) -> np.ndarr
             "(pad to the bucket with conversion.core.buckets.pad_to)"
         )
     return np.ascontiguousarray(arr)
+
+
+def end_process(code: int) -> NoReturn:
+    """End this process without the interpreter's teardown, once every session is closed (or
+    its lowered assets discarded) and every file written. The Core AI runtime's native teardown
+    has aborted finished processes (SIGABRT, "C++ exception handling detected but the Swift
+    runtime was compiled with exceptions disabled": a `serve` worker after its last reply, the
+    Swift tests' recording script after its last file), turning a success into exit 6 at
+    random; the OS frees what the runtime holds. Used by every entry point that loads it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 class Session:
@@ -250,7 +262,7 @@ class Session:
         self._functions.clear()
         self._states.clear()
         # The thread that wrote the lowered assets ran runtime code: join it now, while the
-        # runtime is whole, rather than in the interpreter's exit (see conversion.cli.main.console).
+        # runtime is whole, rather than in the interpreter's exit (see end_process).
         with contextlib.suppress(Exception):
             self._loop.run_until_complete(self._loop.shutdown_default_executor())
         self._loop.close()

@@ -168,15 +168,14 @@ def _write_ready(out, session) -> None:
 
 
 def _exit_now(out, session) -> NoReturn:
-    """End the worker once its last frame is out, without the runtime's teardown: closing the
-    session (or the interpreter's exit) once aborted the process in CI ("C++ exception handling
-    detected but the Swift runtime was compiled with exceptions disabled", SIGABRT) after every
-    reply had been sent; the OS frees what the runtime holds (it leaks outputs anyway), but not
-    the lowered assets on disk, so those are removed first."""
+    """End the worker once its last frame is out, without closing the session (that, or the
+    interpreter's exit, once aborted a worker after every reply: `runtime.end_process`). The OS
+    frees what the runtime holds, but not the lowered assets on disk: those are removed first."""
+    from .runtime import end_process
+
     out.flush()
     session.discard_lowered()
-    sys.stderr.flush()
-    os._exit(EXIT_OK)
+    end_process(EXIT_OK)
 
 
 def main(argv: list[str] | None = None) -> int:

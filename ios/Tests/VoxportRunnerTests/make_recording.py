@@ -12,7 +12,6 @@ OUT/timing.json the in-process Session's median ms per call (mlp.main, decoder.d
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.runtime import Session
+from conversion.core.runtime import Session, end_process
 from conversion.selftest.export import build_bundle
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
@@ -85,8 +84,4 @@ def main(out: Path) -> None:
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
-    # Everything is written and the session closed: end without the runtime's native teardown,
-    # which has aborted a finished process (SIGABRT; see conversion.cli.main.console).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    end_process(0)  # everything is written and the session closed (see its docstring)
