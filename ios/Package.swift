@@ -3,12 +3,32 @@
 // No package dependencies: everything here builds and tests on Linux as well as Apple platforms.
 import PackageDescription
 
+// Core AI's Swift API is Apple's (macOS / iOS 27). Where it is absent — Linux, where this package
+// is built and tested — the package's own `CoreAI` module stands in: Apple's surface, declared from
+// its documentation, running on the Linux Core AI runtime through `voxport serve --assets`
+// (Sources/CoreAI/README.md). It is declared on Linux only, so on a Mac or an iPhone
+// `import CoreAI` is always Apple's framework, never this one.
+#if os(Linux)
+    let coreAIMirror: [Target] = [
+        .target(
+            name: "CoreAI", dependencies: ["VoxportCore", "VoxportWorker"], exclude: ["README.md"],
+            // Apple's non-escapable views need lifetime annotations, still an experimental feature.
+            swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .testTarget(name: "CoreAIMirrorTests", dependencies: ["CoreAI", "VoxportCore"], path: "Tests/CoreAIMirrorTests"),
+    ]
+    let coreAI: [Target.Dependency] = ["CoreAI"]
+#else
+    let coreAIMirror: [Target] = []
+    let coreAI: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "VoxportKit",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "VoxportCore", targets: ["VoxportCore"]),
         .library(name: "VoxportDSP", targets: ["VoxportDSP"]),
+        .library(name: "VoxportWorker", targets: ["VoxportWorker"]),
         .library(name: "VoxportRunner", targets: ["VoxportRunner"]),
         .library(name: "VoxportHost", targets: ["VoxportHost"]),
         .library(name: "VoxportBench", targets: ["VoxportBench"]),
@@ -18,8 +38,11 @@ let package = Package(
         .target(name: "VoxportCore"),
         // Pure host math: no dependency on Core (arrays in, arrays out).
         .target(name: "VoxportDSP"),
+        // The `voxport serve` child and its frames (docs/worker-protocol.md), awaited without
+        // blocking a thread: what WorkerRunner and the CoreAI mirror both speak.
+        .target(name: "VoxportWorker", dependencies: ["VoxportCore"]),
         // GraphRunner and its runners (Core AI on device, a `voxport serve` worker, replay).
-        .target(name: "VoxportRunner", dependencies: ["VoxportCore"]),
+        .target(name: "VoxportRunner", dependencies: ["VoxportCore", "VoxportWorker"] + coreAI),
         // One host per model over a GraphRunner (Kokoro first).
         .target(name: "VoxportHost", dependencies: ["VoxportCore", "VoxportDSP", "VoxportRunner"]),
         // The on-device bench (VP_* environment variables), a library so the tests and the app
@@ -32,7 +55,7 @@ let package = Package(
             name: "VoxportCoreTests",
             dependencies: ["VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
+            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
             sources: ["VoxportCoreTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -40,7 +63,7 @@ let package = Package(
             name: "VoxportDSPTests",
             dependencies: ["VoxportDSP", "VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
+            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
             sources: ["VoxportDSPTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -48,7 +71,7 @@ let package = Package(
             name: "VoxportHostTests",
             dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
             sources: ["VoxportHostTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -57,7 +80,7 @@ let package = Package(
         // helpers beside the tests make the bundle and the Session's reference answers.
         .testTarget(
             name: "VoxportRunnerTests",
-            dependencies: ["VoxportRunner", "VoxportCore"],
+            dependencies: ["VoxportRunner", "VoxportCore"] + coreAI,
             path: "Tests/VoxportRunnerTests",
             exclude: ["make_recording.py", "fake_worker.py"]
         ),
@@ -66,9 +89,9 @@ let package = Package(
         // the tests makes (or reuses) the bundle and the Python side's answers.
         .testTarget(
             name: "VoxportEndToEndTests",
-            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore"],
+            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore"] + coreAI,
             path: "Tests/VoxportEndToEndTests",
-            exclude: ["kokoro_case.py", "chatterbox_case.py", "audio8_case.py"]
+            exclude: ["kokoro_case.py", "chatterbox_case.py", "audio8_case.py", "coreai_parity_case.py"]
         ),
-    ]
+    ] + coreAIMirror
 )

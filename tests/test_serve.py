@@ -16,15 +16,14 @@ from conversion.core import worker_protocol as wp
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import InputSpecError, UserError
 from conversion.core.runtime import IsolatedSession, RuntimeTimeout, Session
-from conversion.selftest.export import build_bundle
 from conversion.selftest.graphs import greedy_runtime
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
-    return build_bundle(tmp_path_factory.mktemp("serve") / "b", seed=3, only=["mlp", "decoder"])
+def bundle(core_bundle):
+    return core_bundle  # conftest.py: shared with tests/test_serve_assets.py
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +93,9 @@ def test_frame_layout_and_every_dtype():
         "i32": np.array([[-(2**31), 2**31 - 1]], np.int32),
         "i64": np.array([2**40], np.int64),
         "b": np.array([True, False, True]),
+        "i8": np.array([-128, 127], np.int8),
+        "u8": np.array([[0, 255]], np.uint8),
+        "i16": np.array([-(2**15), 2**15 - 1], np.int16),
         "empty": np.zeros((0, 4), np.float32),
     }
     raw, (header, got) = _round_trip({"op": "run", "id": 7}, arrays)
@@ -106,7 +108,8 @@ def test_frame_layout_and_every_dtype():
 
 
 def test_wire_array_conversions():
-    assert wp.wire_array("a", np.array([1, 2], np.uint8)).dtype == np.int64
+    assert wp.wire_array("a", np.array([1, 2], np.uint16)).dtype == np.int64
+    assert wp.wire_array("a", np.array([1, 2], np.uint8)).dtype == np.uint8  # a protocol dtype
     big_endian = np.array([1.0, 2.0], dtype=">f4")
     assert wp.wire_array("a", big_endian).dtype.str == "<f4"
     assert wp.wire_array("a", np.arange(12.0).reshape(3, 4).T).flags.c_contiguous

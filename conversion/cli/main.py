@@ -199,7 +199,8 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "serve",
-        help="serve a bundle's graphs over stdin/stdout (docs/worker-protocol.md)",
+        help="serve a bundle's graphs, or single assets (--assets), over stdin/stdout "
+        "(docs/worker-protocol.md)",
     )
     serve.add_arguments(p)
 
@@ -289,9 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "doctor":
             return registry.doctor()(args)
         if args.verb == "serve":
-            # The bundle is checked (hashes, graph names) before anything loads: a one-line error.
-            _, graphs = serve.check(args.bundle, serve.parse_graphs(args.graphs))
-            return serve.serve(args.bundle, graphs, verify=False)
+            # The bundle is checked (hashes, graph names), and BUNDLE or --assets chosen, before
+            # anything loads: a one-line error.
+            return serve.run_args(args)
         if args.verb == "gate" and sweep.wants_sweep(args):
             return sweep.run(args, argv)
         if args.verb in device.RUNNERS:

@@ -1,9 +1,10 @@
 """A synchronous Session over the Core AI runtime.
 
-`Session` loads a bundle once (each asset lowered once per process — the lowering costs
-0.1–0.5 s), calls functions by name with numpy arrays, converts dtypes explicitly (int64 ids ->
-int32, which the runtime requires) and owns state arrays (KV caches) per graph. The runtime is
-async; the session drives it on a private event loop so callers stay plain Python.
+`Session` loads a bundle once (each asset lowered once per process into a folder of its own,
+`lowering.LoweredFolder` — the lowering costs 0.1–0.5 s), calls functions by name with numpy
+arrays, converts dtypes explicitly (int64 ids -> int32, which the runtime requires) and owns
+state arrays (KV caches) per graph. The runtime is async; the session drives it on a private
+event loop so callers stay plain Python.
 
 `IsolatedSession` runs a `Session` in a child process (`voxport serve`'s server, spoken to in
 the worker protocol): a Swift fatal error aborts the whole process, and there it becomes a
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -33,15 +33,10 @@ from . import errors
 from . import worker_protocol as wp
 from .bundle import Manifest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
-from .paths import process_temp_folder
+from .lowering import LOWERED_PREFIX as LOWERED_PREFIX  # its old home: importers name it here
+from .lowering import LoweredFolder
 
 _INT32 = np.iinfo(np.int32)
-# Where a process's lowered assets go (one folder per Session, `<prefix><pid>-xxxx` in the temp
-# folder). The runtime's own `executable()` lowers into an anonymous temp folder removed only by
-# its context's exit, which a worker ended by `os._exit` (serve) or a killed child never runs:
-# 70-90 MB a reduced bundle, GBs a published one, left in /tmp per child (a CI run filled the
-# disk). A folder named by pid is removed by the next Session once its process is gone.
-LOWERED_PREFIX = "voxport-lowered-"
 
 
 @contextlib.contextmanager
@@ -133,7 +128,7 @@ class Session:
         self._executables: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
         self._states: dict[tuple[str, str], dict[str, Any]] = {}
-        self._lowered: Path | None = None
+        self._lowering = LoweredFolder()
         try:
             for g in names:
                 self.load_graph(g)
@@ -152,27 +147,12 @@ class Session:
         with _captured_stderr(self.quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             asset = AIModelAsset.load(self.bundle / self.manifest.graphs[graph]["asset"])
-            self._executables[graph] = self._loop.run_until_complete(self._lower(asset, graph))
-
-    async def _lower(self, asset, graph: str):
-        """The asset lowered for this process: on Linux, what `asset.executable()` does (write
-        the ODIX, load it), but into this session's own folder (see LOWERED_PREFIX)."""
-        if sys.platform == "darwin":  # the OS runtime loads the asset itself: nothing written
-            return await self._stack.enter_async_context(asset.executable())
-        from coreai.runtime import AIModel
-
-        if self._lowered is None:
-            self._lowered = process_temp_folder(LOWERED_PREFIX)
-        odix = self._lowered / f"{graph}.aimodelx"  # the suffix executable() gives it
-        odix.mkdir()
-        await asyncio.to_thread(asset._write_odix, odix, enable_debug_info=False)
-        return await AIModel.load(path=str(odix), specialization_options=None)
+            lowered = self._lowering.lower(asset, graph, self._stack)
+            self._executables[graph] = self._loop.run_until_complete(lowered)
 
     def discard_lowered(self) -> None:
         """Remove this session's lowered assets (the process is about to end, or closed)."""
-        if self._lowered is not None:
-            shutil.rmtree(self._lowered, ignore_errors=True)
-            self._lowered = None
+        self._lowering.discard()
 
     # -- functions ---------------------------------------------------------------------------
     def graphs(self) -> list[str]:

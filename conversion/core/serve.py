@@ -1,7 +1,12 @@
-"""`voxport serve BUNDLE`: one `Session` answering `voxport-worker/1` frames on stdin/stdout.
+"""`voxport serve`: `voxport-worker/1` frames on stdin/stdout, in one of two modes.
 
-The server loads the bundle, sends one `ready` frame, then answers each request frame with one
-reply frame, in order, until `close` or the end of stdin. A request that fails (a wrong input
+- `voxport serve BUNDLE`: one `Session` over a bundle's graphs, states kept in the server.
+- `voxport serve --assets`: single `.aimodel` assets loaded by path (`AssetRuntime`), described
+  from the runtime itself, run with states the client owns and sends with every call.
+
+The server starts its runtime, sends one `ready` frame, then answers each request frame with one
+reply frame, in order, until `close` or the end of stdin: one frame loop (`_serve`) for both
+modes, each mode a handler class (`Server`, `AssetServer`). A request that fails (a wrong input
 shape, an unknown graph, a runtime error the runtime survives) gets an error reply and the
 server keeps serving; only a stream that is no longer a frame sequence ends it. A runtime abort
 ends the process: the client sees the end of stdout and reads the exit status.
@@ -9,7 +14,7 @@ ends the process: the client sees the end of stdout and reads the exit status.
 Nothing but frames goes to stdout: the real stdout is taken over at start and fd 1 (Python's
 `print`, the runtime's own logging) is pointed at stderr. Protocol: docs/worker-protocol.md and
 `conversion.core.worker_protocol`. Also runnable as `python -m conversion.core.serve BUNDLE`
-(what `IsolatedSession` spawns).
+(what `IsolatedSession` spawns) or `python -m conversion.core.serve --assets`.
 """
 
 from __future__ import annotations
@@ -28,7 +33,11 @@ from .errors import UserError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROTOCOL = 0, 1, 2, 3
 
-OPS = ("describe", "load_graph", "run", "reset_state", "read_state", "close")
+BUNDLE_OPS = ("describe", "load_graph", "run", "reset_state", "read_state", "close")
+ASSET_OPS = ("load_asset", "run", "unload_asset", "describe", "close")
+
+#: The values of `load_asset`'s `compute_units` option (what VoxportKit's CoreAI mirror sends).
+COMPUTE_UNITS = ("default", "cpu-only", "cpu", "gpu", "ane")
 
 
 def check(
@@ -62,18 +71,57 @@ def _field(header: dict, name: str, default: Any = None) -> str:
     return value
 
 
-class Server:
-    """The request handlers over one Session (frames are read and written by `serve`)."""
+def _int_field(header: dict, name: str, what: str) -> int:
+    value = header.get(name)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise UserError(f"request '{header.get('op')}' needs '{name}' ({what})")
+    return value
+
+
+class Handlers:
+    """One mode's request handlers: `op_<name>` for each of `OPS`, the `ready` frame's own
+    fields, and the end of its runtime. Frames are read and written by `_serve`."""
+
+    MODE = ""
+    OPS: tuple[str, ...] = ()
+
+    def handle(self, header: dict, arrays: dict) -> tuple[dict, dict | None]:
+        op = header.get("op")
+        handler: Callable | None = getattr(self, f"op_{op}", None) if op in self.OPS else None
+        if handler is None:
+            ops = ", ".join(self.OPS)
+            other = next((m for m, o in MODE_OPS.items() if m != self.MODE and op in o), None)
+            if other is not None:
+                raise UserError(
+                    f"op {op!r} belongs to {other} mode (voxport serve {MODE_USAGE[other]}); "
+                    f"this worker is in {self.MODE} mode (its ops are: {ops})"
+                )
+            raise UserError(f"unknown op {op!r} (the ops are: {ops})")
+        return handler(header, arrays)
+
+    def ready(self) -> dict[str, Any]:
+        return {}
+
+    def op_close(self, header, arrays):
+        return {}, None
+
+    def discard_lowered(self) -> None:
+        """Remove the lowered assets on disk (the process is about to end by `os._exit`)."""
+
+    def close(self) -> None:
+        """Release the runtime (the loop ended without `_exit_now`)."""
+
+
+class Server(Handlers):
+    """Bundle mode: the request handlers over one Session."""
+
+    MODE, OPS = "bundle", BUNDLE_OPS
 
     def __init__(self, session) -> None:
         self.session = session
 
-    def handle(self, header: dict, arrays: dict) -> tuple[dict, dict | None]:
-        op = header.get("op")
-        handler: Callable | None = getattr(self, f"op_{op}", None) if op in OPS else None
-        if handler is None:
-            raise UserError(f"unknown op {op!r} (the ops are: {', '.join(OPS)})")
-        return handler(header, arrays)
+    def ready(self) -> dict[str, Any]:
+        return {"model": self.session.manifest.model, "graphs": self.session.graphs()}
 
     def op_describe(self, header, arrays):
         return {
@@ -102,33 +150,122 @@ class Server:
         st = self.session.read_state(_field(header, "graph"), _field(header, "state", "default"))
         return {}, {k: wp.wire_array(k, v) for k, v in st.items()}
 
-    def op_close(self, header, arrays):
+    def discard_lowered(self) -> None:
+        self.session.discard_lowered()
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class AssetServer(Handlers):
+    """Assets mode: single `.aimodel` assets by path, states owned by the client."""
+
+    MODE, OPS = "assets", ASSET_OPS
+
+    def __init__(self, runtime) -> None:
+        self.runtime = runtime
+
+    def op_load_asset(self, header, arrays):
+        options = _asset_options(header.get("options"))
+        asset, functions = self.runtime.load(_field(header, "path"))
+        path = str(self.runtime.assets()[asset])
+        return {"asset": asset, "path": path, "functions": functions, "options": options}, None
+
+    def op_unload_asset(self, header, arrays):
+        self.runtime.unload(_int_field(header, "asset", "an asset id from load_asset"))
         return {}, None
 
+    def op_describe(self, header, arrays):
+        assets = {str(i): str(p) for i, p in self.runtime.assets().items()}  # JSON keys: text
+        return {"protocol": wp.PROTOCOL, "mode": self.MODE, "assets": assets}, None
 
-def serve(
-    bundle: Path | str, graphs: list[str] | None = None, verify: bool = True, quiet: bool = False
-) -> int:
-    """Serve `bundle` on this process's stdin/stdout until `close` or end of input."""
-    from .runtime import Session
+    def op_run(self, header, arrays):
+        asset = _int_field(header, "asset", "an asset id from load_asset")
+        function = _field(header, "function")
+        desc = self.runtime.function(asset, function)
+        _check_wire_names(function, desc)
+        names = header.get("states", [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise UserError("request 'run': 'states' must be a list of array names")
+        absent = [n for n in names if n not in arrays]
+        if absent:
+            raise UserError(f"request 'run': states {absent} are listed but no array carries them")
+        states = {n: arrays[n] for n in names}
+        inputs = {k: v for k, v in arrays.items() if k not in states}
+        start = time.perf_counter()
+        outputs, states = self.runtime.run(asset, function, inputs, states)
+        ms = (time.perf_counter() - start) * 1e3
+        out = {k: wp.wire_array(k, v) for k, v in {**outputs, **states}.items()}
+        return {"ms": ms, "states": list(states)}, out
 
+    def discard_lowered(self) -> None:
+        self.runtime.discard_lowered()
+
+    def close(self) -> None:
+        self.runtime.close()
+
+
+MODE_OPS = {Server.MODE: Server.OPS, AssetServer.MODE: AssetServer.OPS}
+MODE_USAGE = {Server.MODE: "BUNDLE", AssetServer.MODE: "--assets"}
+
+
+def _asset_options(options: Any) -> dict[str, Any]:
+    """`load_asset`'s options, checked, with their defaults: what the reply echoes.
+
+    Accepted for the Swift API's sake (its load options) and changing nothing here: the Linux
+    runtime has one backend, the CPU, so there is nothing to choose between."""
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise UserError("request 'load_asset': 'options' must be an object")
+    unknown = sorted(set(options) - {"compute_units", "expect_frequent_reshapes"})
+    if unknown:
+        raise UserError(
+            f"request 'load_asset': unknown option(s) {unknown} "
+            "(the options are: compute_units, expect_frequent_reshapes)"
+        )
+    units = options.get("compute_units", "default")
+    if units not in COMPUTE_UNITS:
+        raise UserError(
+            f"request 'load_asset': compute_units {units!r} (one of: {', '.join(COMPUTE_UNITS)})"
+        )
+    reshapes = options.get("expect_frequent_reshapes", False)
+    if not isinstance(reshapes, bool):
+        raise UserError("request 'load_asset': expect_frequent_reshapes must be true or false")
+    return {"compute_units": units, "expect_frequent_reshapes": reshapes}
+
+
+def _check_wire_names(function: str, desc: dict) -> None:
+    """A frame names its arrays uniquely, so a function whose state shares a name with one of
+    its inputs or outputs cannot be called over the protocol (the runtime's descriptor allows an
+    input and a state of one name: measured with a buffer exported under its input's name)."""
+    states = {d["name"] for d in desc["states"]}
+    clash = sorted(states & {d["name"] for d in desc["inputs"] + desc["outputs"]})
+    if clash:
+        raise UserError(
+            f"function '{function}': {clash} name both a state and an input or output; a frame "
+            "names each array once, so this function cannot be called over the worker protocol "
+            "(re-export it with distinct names)"
+        )
+
+
+# -- the frame loop ------------------------------------------------------------------------------
+
+
+def _serve(start: Callable[[], Handlers]) -> int:
+    """Claim stdio, start the handlers (`start`), then answer frames until `close` or end of
+    input. A failed start is an error reply as the `ready` frame (exit 2 for a user error)."""
     inp, out = _claim_stdio()
     read = wp.stream_reader(inp)
     try:
-        session = Session(bundle, graphs=[], verify=verify, quiet=quiet)
-        try:
-            for g in session.manifest.graphs if graphs is None else graphs:
-                session.load_graph(g)
-        except BaseException:
-            session.close()
-            raise
+        handlers = start()
     except Exception as e:
         wp.write_frame(out, wp.error_reply(e, op="ready", protocol=wp.PROTOCOL))
         print(f"voxport serve: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_USAGE if isinstance(e, UserError) else EXIT_FAILED
-    server = Server(session)
     try:
-        _write_ready(out, session)
+        ready = {"ok": True, "op": "ready", "protocol": wp.PROTOCOL, "mode": handlers.MODE}
+        wp.write_frame(out, {**ready, **handlers.ready(), "pid": os.getpid()})
         while True:
             try:
                 frame = wp.read_frame(read)
@@ -138,65 +275,109 @@ def serve(
                 print(f"voxport serve: {e}", file=sys.stderr)
                 return EXIT_PROTOCOL
             if frame is None:
-                _exit_now(out, session)
+                _exit_now(out, handlers)
             header, arrays = frame
             echo = {"op": header.get("op"), **({"id": header["id"]} if "id" in header else {})}
             try:
-                reply, out_arrays = server.handle(header, arrays)
+                reply, out_arrays = handlers.handle(header, arrays)
             except Exception as e:
                 wp.write_frame(out, wp.error_reply(e, **echo))
                 continue
             wp.write_frame(out, {"ok": True, **echo, **reply}, out_arrays)
             if echo["op"] == "close":
-                _exit_now(out, session)
+                _exit_now(out, handlers)
     except (BrokenPipeError, KeyboardInterrupt):  # the client went away
         return EXIT_OK
     finally:
-        session.close()
+        handlers.close()
 
 
-def _write_ready(out, session) -> None:
-    ready = {
-        "ok": True,
-        "op": "ready",
-        "protocol": wp.PROTOCOL,
-        "model": session.manifest.model,
-        "graphs": session.graphs(),
-        "pid": os.getpid(),
-    }
-    wp.write_frame(out, ready)
+def serve(
+    bundle: Path | str, graphs: list[str] | None = None, verify: bool = True, quiet: bool = False
+) -> int:
+    """Serve `bundle` on this process's stdin/stdout until `close` or end of input."""
+
+    def start() -> Server:
+        from .runtime import Session
+
+        session = Session(bundle, graphs=[], verify=verify, quiet=quiet)
+        try:
+            for g in session.manifest.graphs if graphs is None else graphs:
+                session.load_graph(g)
+        except BaseException:
+            session.close()
+            raise
+        return Server(session)
+
+    return _serve(start)
 
 
-def _exit_now(out, session) -> NoReturn:
-    """End the worker once its last frame is out, without closing the session (that, or the
+def serve_assets(quiet: bool = False) -> int:
+    """Serve single `.aimodel` assets on this process's stdin/stdout (`load_asset`, `run`
+    with caller-owned states) until `close` or end of input."""
+
+    def start() -> AssetServer:
+        from .asset_runtime import AssetRuntime
+
+        return AssetServer(AssetRuntime(quiet=quiet))
+
+    return _serve(start)
+
+
+def _exit_now(out, handlers: Handlers) -> NoReturn:
+    """End the worker once its last frame is out, without closing the runtime (that, or the
     interpreter's exit, once aborted a worker after every reply: `runtime.end_process`). The OS
     frees what the runtime holds, but not the lowered assets on disk: those are removed first."""
     from .runtime import end_process
 
     out.flush()
-    session.discard_lowered()
+    handlers.discard_lowered()
     end_process(EXIT_OK)
+
+
+# -- the command line ----------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m conversion.core.serve",
-        description="Serve a bundle's graphs over stdin/stdout (docs/worker-protocol.md).",
+        description="Serve a bundle's graphs, or single assets (--assets), over stdin/stdout "
+        "(docs/worker-protocol.md).",
     )
     add_arguments(p)
     p.add_argument("--no-verify", action="store_true", help="skip the bundle's hash check")
     args = p.parse_args(argv)
     try:
-        _, names = check(args.bundle, parse_graphs(args.graphs), verify=not args.no_verify)
+        return run_args(args, verify=not args.no_verify)
     except UserError as e:
         print(f"voxport: error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def run_args(args: argparse.Namespace, verify: bool = True) -> int:
+    """Serve what the parsed flags say; a `UserError` (before anything loads) for a bundle that
+    is missing or tampered, unknown graphs, or neither or both of BUNDLE and --assets."""
+    if (args.bundle is None) == (not args.assets):
+        raise UserError(
+            "give a BUNDLE to serve its graphs, or --assets to serve single .aimodel assets "
+            "(one of the two)"
+        )
+    if args.assets:
+        if args.graphs is not None:
+            raise UserError("--graphs is for a BUNDLE; with --assets, load them with load_asset")
+        return serve_assets()
+    _, names = check(args.bundle, parse_graphs(args.graphs), verify=verify)
     return serve(args.bundle, names, verify=False)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The flags `voxport serve` and `python -m conversion.core.serve` share."""
-    p.add_argument("bundle", metavar="BUNDLE", help="the bundle folder to serve")
+    p.add_argument("bundle", metavar="BUNDLE", nargs="?", help="the bundle folder to serve")
+    p.add_argument(
+        "--assets",
+        action="store_true",
+        help="serve single .aimodel assets instead (op load_asset; the client owns the states)",
+    )
     p.add_argument(
         "--graphs",
         default=None,

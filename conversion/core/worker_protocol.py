@@ -42,6 +42,11 @@ DTYPES: dict[str, np.dtype] = {
     "int32": np.dtype("<i4"),
     "int64": np.dtype("<i8"),
     "bool": np.dtype("|b1"),
+    # The narrow integers a Core AI asset can declare (its inputs, outputs and states carry them
+    # as they are in `voxport serve --assets`, which does not cast).
+    "int8": np.dtype("|i1"),
+    "uint8": np.dtype("|u1"),
+    "int16": np.dtype("<i2"),
 }
 
 #: A header longer than this is refused as a broken stream (headers are small JSON objects).
@@ -69,8 +74,9 @@ class FrameTimeout(TimeoutError):
 def wire_array(name: str, value: Any) -> np.ndarray:
     """`value` as an array a frame can carry: C-contiguous, little-endian, a protocol dtype.
 
-    Other integer widths become int64 (lossless but for uint64 beyond int64, refused);
-    anything else that is not a protocol dtype is an `InputSpecError` naming the input.
+    Other integer types (uint16, uint32, uint64) become int64 (lossless but for uint64 beyond
+    int64, refused); anything else that is not a protocol dtype is an `InputSpecError` naming
+    the input.
     """
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()

@@ -32,11 +32,11 @@ final class BenchStatus {
         guard env["VP_BENCH"] != nil else { return }
         let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask)[0]
         text = "running \(env["VP_BENCH"]!)…"
-        // Off the main actor: a bench is minutes of blocking graph calls.
+        // Off the main actor: a bench is minutes of graph calls and host math, awaited there.
         let outcome: String = await Task.detached(priority: .userInitiated) {
             do {
                 let bench = try BenchEnvironment(env, base: documents)
-                let result = try BenchDriver.run(bench) { print($0) }
+                let result = try await BenchDriver.run(bench) { print($0) }
                 return "wrote \(bench.out.path)/result.json\nRTF \(result["rtf"] ?? "-"), load \(result["load_ms"] ?? "-") ms"
             } catch {
                 // The failure goes where the result would, so `device-bench` pulls a reason back.

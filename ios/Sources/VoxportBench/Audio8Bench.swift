@@ -45,8 +45,8 @@ public final class Audio8SpeakBench: BenchCase {
         inputs = try Audio8BenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
-        let (audio, pieces) = try inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed, maxFrames: inputs.maxFrames)
+    public func pass(_ index: Int) async throws -> BenchPass {
+        let (audio, pieces) = try await inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed, maxFrames: inputs.maxFrames)
         let frames = pieces.reduce(0) { $0 + $1.loop.frameCount }
         return BenchPass(
             audio: audio, sampleRate: inputs.sampleRate, audioSeconds: Double(audio.count) / Double(inputs.sampleRate),
@@ -68,13 +68,13 @@ public final class Audio8FrameBench: BenchCase {
         inputs = try Audio8BenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let host = inputs.host
         let prompt = try host.prompt(tokens: inputs.pieces[0], voice: inputs.voice, maxFrames: inputs.maxFrames)
         var u = try host.uniforms(seed: inputs.seed, piece: 0)
         let t0 = DispatchTime.now().uptimeNanoseconds
         var frameNs: UInt64 = 0, last = t0
-        let loop = try host.frameLoop.generate(prompt: prompt, maxFrames: inputs.maxFrames, uniforms: &u) { step, _ in
+        let loop = try await host.frameLoop.generate(prompt: prompt, maxFrames: inputs.maxFrames, uniforms: &u) { step, _ in
             let now = DispatchTime.now().uptimeNanoseconds
             if step > 0 { frameNs += now - last }
             last = now
@@ -109,10 +109,10 @@ public final class Audio8CodecBench: BenchCase {
         }
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let w = Audio8CodecWindow(start: 0, emitFrom: 0, emitTo: columns.count)
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let audio = try host.decodeWindow(columns, w)
+        let audio = try await host.decodeWindow(columns, w)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
         return BenchPass(
             audio: audio, sampleRate: host.tables.codec.sampleRate,

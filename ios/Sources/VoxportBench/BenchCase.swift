@@ -36,8 +36,9 @@ public protocol BenchCase: AnyObject {
     /// The graphs to load (nil: every graph of the bundle).
     static var graphs: [String]? { get }
 
-    init(bundle: ModelBundle, runner: GraphRunner, environment: BenchEnvironment) throws
-    func pass(_ index: Int) throws -> BenchPass
+    /// Builds the bench (a bench that needs graph results before its passes awaits them here).
+    init(bundle: ModelBundle, runner: GraphRunner, environment: BenchEnvironment) async throws
+    func pass(_ index: Int) async throws -> BenchPass
 }
 
 /// Every bench there is. A model's benches live in its own file (`KokoroBench.swift`, ...) and

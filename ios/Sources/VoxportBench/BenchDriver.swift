@@ -16,7 +16,7 @@ public enum BenchDriver {
     @discardableResult
     public static func run(
         _ env: BenchEnvironment, runner given: GraphRunner? = nil, log: (String) -> Void = { _ in }
-    ) throws -> [String: Any] {
+    ) async throws -> [String: Any] {
         let type = try BenchCatalog.type(named: env.bench)
         // The output folder first: an unwritable VP_OUT fails before minutes of work.
         try prepare(env.out)
@@ -28,16 +28,32 @@ public enum BenchDriver {
                 "VP_BUNDLE \(env.bundle.path) holds a \(bundle.manifest.model) bundle; "
                     + "VP_BENCH=\(env.bench) needs a \(type.model) one")
         }
-        let timing = TimingRunner(wrapping: try given ?? RunnerFactory.make(env, bundle: bundle, graphs: type.graphs))
-        defer { if given == nil { timing.close() } }
-        let bench = try type.init(bundle: bundle, runner: timing, environment: env)
+        let base: GraphRunner
+        if let given { base = given } else { base = try await RunnerFactory.make(env, bundle: bundle, graphs: type.graphs) }
+        let timing = TimingRunner(wrapping: base)
+        do {
+            let result = try await measure(env, type: type, bundle: bundle, timing: timing, loadStart: loadStart, log: log)
+            if given == nil { await timing.close() }
+            return result
+        } catch {
+            if given == nil { await timing.close() }
+            throw error
+        }
+    }
+
+    /// Build the bench over `timing`, run its passes, write the result (the runner stays open).
+    static func measure(
+        _ env: BenchEnvironment, type: BenchCase.Type, bundle: ModelBundle, timing: TimingRunner, loadStart: Double,
+        log: (String) -> Void
+    ) async throws -> [String: Any] {
+        let bench = try await type.init(bundle: bundle, runner: timing, environment: env)
         let loadMs = now() - loadStart
         log("\(env.bench): loaded in \(Int(loadMs)) ms (\(env.runner.rawValue)); 1 cold + \(env.passes) warm passes")
         var passes: [(wall: Double, pass: BenchPass)] = []
         for p in 0...env.passes {
             timing.pass = p
             let start = now()
-            let result = try bench.pass(p)
+            let result = try await bench.pass(p)
             let wall = now() - start
             passes.append((wall, result))
             log("  pass \(p)\(p == 0 ? " (cold)" : ""): \(Int(wall)) ms for \(fmt(result.audioSeconds)) s of audio")
@@ -56,7 +72,7 @@ public enum BenchDriver {
         let wallMs = median(warm.map(\.wall))
         var out: [String: Any] = [
             "format": resultFormat, "bench": env.bench, "model": type.model, "precision": bundle.manifest.precision,
-            "runner": env.runner.rawValue, "units": env.units, "passes": env.passes, "seed": env.seed,
+            "runner": env.runner.rawValue, "runtime": RunnerFactory.runtime(env.runner), "units": env.units, "passes": env.passes, "seed": env.seed,
             "device": DeviceInfo.describe(), "load_ms": round3(loadMs),
             "first_call_ms": round3(timing.calls.first(where: { $0.pass == 0 })?.milliseconds ?? 0),
             "cold_pass_ms": round3(passes[0].wall), "warm_pass_ms": round3(wallMs),

@@ -103,9 +103,10 @@ public struct BenchEnvironment: Sendable, Equatable {
         }
     }
 
-    /// Core AI where the framework exists, else the Python worker.
+    /// Core AI where Apple's framework exists, else the Python worker (on Linux the package's
+    /// CoreAI mirror is there too, as `VP_RUNNER=coreai`; the worker is the direct way in).
     public static var defaultRunner: RunnerKind {
-        #if canImport(CoreAI)
+        #if canImport(CoreAI) && !os(Linux)
             .coreai
         #else
             .worker

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 import VoxportHost
 import VoxportRunner
@@ -7,27 +8,32 @@ import VoxportRunner
 /// `estimator_ms_per_step`, ...) are graph calls only, whichever runner sits below.
 final class ChatterboxBenchClock: GraphRunner {
     let base: GraphRunner
-    private(set) var nanoseconds: [String: UInt64] = [:]
-    private(set) var calls: [String: Int] = [:]
+    private struct Tally {
+        var nanoseconds: [String: UInt64] = [:]
+        var calls: [String: Int] = [:]
+    }
+    private let tally = Mutex(Tally())
+    var nanoseconds: [String: UInt64] { tally.withLock { $0.nanoseconds } }
+    var calls: [String: Int] { tally.withLock { $0.calls } }
     init(_ base: GraphRunner) { self.base = base }
     var manifest: Manifest { base.manifest }
 
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
         let t = DispatchTime.now().uptimeNanoseconds
         defer {
-            nanoseconds["\(graph).\(function)", default: 0] += DispatchTime.now().uptimeNanoseconds - t
-            calls["\(graph).\(function)", default: 0] += 1
+            let elapsed = DispatchTime.now().uptimeNanoseconds - t
+            tally.withLock {
+                $0.nanoseconds["\(graph).\(function)", default: 0] += elapsed
+                $0.calls["\(graph).\(function)", default: 0] += 1
+            }
         }
-        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
     }
 
-    func resetState(graph: String, state: String) throws { try base.resetState(graph: graph, state: state) }
-    func close() { base.close() }
+    func resetState(graph: String, state: String) async throws { try await base.resetState(graph: graph, state: state) }
+    func close() async { await base.close() }
 
-    func reset() {
-        nanoseconds = [:]
-        calls = [:]
-    }
+    func reset() { tally.withLock { $0 = Tally() } }
 
     /// ms and calls of every function whose key passes `match` (e.g. a graph's prefix).
     func milliseconds(_ match: (String) -> Bool) -> Double {
@@ -101,16 +107,16 @@ struct ChatterboxBenchInputs {
     }
 
     /// T3 for chunk `i` with the seeded uniforms.
-    func t3(chunk i: Int, on h: ChatterboxHost? = nil) throws -> T3Result {
-        try (h ?? host).t3(textIDs: chunks[i], voice: voice, options: options, uniforms: draws.uniforms(chunk: i))
+    func t3(chunk i: Int, on h: ChatterboxHost? = nil) async throws -> T3Result {
+        try await (h ?? host).t3(textIDs: chunks[i], voice: voice, options: options, uniforms: draws.uniforms(chunk: i))
     }
 
     /// A host over the untimed runner, for the stages a bench needs done once at load.
     func untimedHost() throws -> ChatterboxHost { try ChatterboxHost(runner: untimed, files: host.files) }
 
     /// The first chunk's speech tokens (T3 once, untimed), or a user error when it drew none.
-    func speechTokens(on h: ChatterboxHost, bench: String) throws -> [Int] {
-        let speech = SpeechTokens.dropInvalid(try t3(chunk: 0, on: h).tokens)
+    func speechTokens(on h: ChatterboxHost, bench: String) async throws -> [Int] {
+        let speech = SpeechTokens.dropInvalid(try await t3(chunk: 0, on: h).tokens)
         guard !speech.isEmpty else {
             throw VoxportError(.user, "\(bench): T3 drew no speech tokens for VP_TOKENS' first chunk with VP_SEED=\(draws.seed): try another seed")
         }
@@ -132,11 +138,11 @@ public final class ChatterboxT3Bench: BenchCase {
         inputs = try ChatterboxBenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
         clock.reset()
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let r = try inputs.t3(chunk: 0)
+        let r = try await inputs.t3(chunk: 0)
         let wall = ChatterboxBenchInputs.milliseconds(since: t0)
         let isDecode: (String) -> Bool = { $0 == "\(T3Decoder.graph).decode" }
         let decodes = clock.count(isDecode)
@@ -164,29 +170,29 @@ public final class ChatterboxEstimatorBench: BenchCase {
     let schedule: [Float]
     let prepMs: Double
 
-    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) async throws {
         let inputs = try ChatterboxBenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
         self.inputs = inputs
         let solver = inputs.host.flowSolver
         schedule = try FlowTables.schedule(steps: inputs.options.steps, cosine: solver.tables.cosineSchedule)
         let t0 = DispatchTime.now().uptimeNanoseconds
         let prep = try inputs.untimedHost()
-        let speech = try inputs.speechTokens(on: prep, bench: Self.name)
+        let speech = try await inputs.speechTokens(on: prep, bench: Self.name)
         let tokens = inputs.voice.promptTokens + speech.map { Int32($0) }
         total = solver.tables.tokenMelRatio * tokens.count
         frames = try solver.estimatorBuckets.select([("F", total)])["F"]!
         generated = total - inputs.voice.promptFrames
-        let mu = try solver.encode(runner: inputs.untimed, tokens: tokens, total: total)
+        let mu = try await solver.encode(runner: inputs.untimed, tokens: tokens, total: total)
         constants = solver.cfgInputs(mu: mu, total: total, voice: inputs.voice, frames: frames)
         noise = inputs.draws.noise(chunk: 0, frames: total)
         prepMs = ChatterboxBenchInputs.milliseconds(since: t0)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
         clock.reset()
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let states = try inputs.host.flowSolver.solve(
+        let states = try await inputs.host.flowSolver.solve(
             runner: clock, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
         let wall = ChatterboxBenchInputs.milliseconds(since: t0)
         let steps = states.count - 1
@@ -211,25 +217,25 @@ public final class ChatterboxVocoderBench: BenchCase {
     let frames: Int
     let prepMs: Double
 
-    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) async throws {
         let inputs = try ChatterboxBenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
         self.inputs = inputs
         let t0 = DispatchTime.now().uptimeNanoseconds
         let prep = try inputs.untimedHost()
-        let speech = try inputs.speechTokens(on: prep, bench: Self.name)
+        let speech = try await inputs.speechTokens(on: prep, bench: Self.name)
         let noise = inputs.draws.noise(chunk: 0, frames: prep.noiseFrames(voice: inputs.voice, tokens: speech.count))
-        let flow = try prep.flow(speechTokens: speech, voice: inputs.voice, noise: noise, steps: inputs.options.steps)
+        let flow = try await prep.flow(speechTokens: speech, voice: inputs.voice, noise: noise, steps: inputs.options.steps)
         mel = flow.mel
         frames = flow.frames
         prepMs = ChatterboxBenchInputs.milliseconds(since: t0)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock, hift = inputs.host.files.hift
         clock.reset()
         let t0 = DispatchTime.now().uptimeNanoseconds
         let draws = inputs.draws.hift(chunk: 0, samples: frames * hift.upsample, harmonics: hift.harmonics)
-        let r = try inputs.host.vocode(mel: mel, frames: frames, draws: draws)
+        let r = try await inputs.host.vocode(mel: mel, frames: frames, draws: draws)
         let wav = hift.trimFade.map { HiftSpectra.trimFade(r.wav, fade: $0) } ?? r.wav
         let wall = ChatterboxBenchInputs.milliseconds(since: t0)
         return BenchPass(
@@ -253,10 +259,10 @@ public final class ChatterboxSpeakBench: BenchCase {
         inputs = try ChatterboxBenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
+    public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
         clock.reset()
-        let (audio, results) = try inputs.host.speak(
+        let (audio, results) = try await inputs.host.speak(
             chunks: inputs.chunks, voice: inputs.voice, options: inputs.options, draws: inputs.draws)
         let isDecode: (String) -> Bool = { $0 == "\(T3Decoder.graph).decode" }
         let decodes = clock.count(isDecode)

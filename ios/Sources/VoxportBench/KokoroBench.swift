@@ -33,8 +33,8 @@ public final class KokoroSpeakBench: BenchCase {
         seed = env.seed
     }
 
-    public func pass(_ index: Int) throws -> BenchPass {
-        let (audio, results) = try host.speak(phonemes, voice: voice, noise: SplitMixNoise(), seed: seed)
+    public func pass(_ index: Int) async throws -> BenchPass {
+        let (audio, results) = try await host.speak(phonemes, voice: voice, noise: SplitMixNoise(), seed: seed)
         return BenchPass(
             audio: audio, sampleRate: KokoroAudio.sampleRate, audioSeconds: Double(audio.count) / Double(KokoroAudio.sampleRate),
             hostMilliseconds: results.reduce(0) { $0 + $1.hostMilliseconds },

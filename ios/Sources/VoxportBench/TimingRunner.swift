@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 import VoxportRunner
 
@@ -11,27 +12,40 @@ public final class TimingRunner: GraphRunner {
         public let pass: Int
     }
 
+    private struct Log {
+        var calls: [Call] = []
+        var pass = 0
+    }
+
     public let base: GraphRunner
-    public private(set) var calls: [Call] = []
+    private let log = Mutex(Log())
+
+    /// Every call timed so far, in the order they returned.
+    public var calls: [Call] { log.withLock { $0.calls } }
     /// The pass the next calls belong to (0 = cold).
-    public var pass = 0
+    public var pass: Int {
+        get { log.withLock { $0.pass } }
+        set { log.withLock { $0.pass = newValue } }
+    }
 
     public init(wrapping base: GraphRunner) { self.base = base }
 
     public var manifest: Manifest { base.manifest }
 
-    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws
+    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
         -> [String: Tensor]
     {
         let start = DispatchTime.now().uptimeNanoseconds
-        let out = try base.run(graph: graph, function: function, inputs: inputs, state: state)
+        let out = try await base.run(graph: graph, function: function, inputs: inputs, state: state)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        calls.append(Call(key: "\(graph).\(function)", milliseconds: ms, pass: pass))
+        log.withLock { $0.calls.append(Call(key: "\(graph).\(function)", milliseconds: ms, pass: $0.pass)) }
         return out
     }
 
-    public func resetState(graph: String, state: String) throws { try base.resetState(graph: graph, state: state) }
-    public func close() { base.close() }
+    public func resetState(graph: String, state: String) async throws {
+        try await base.resetState(graph: graph, state: state)
+    }
+    public func close() async { await base.close() }
 
     /// Total graph time of one pass.
     public func graphMilliseconds(pass: Int) -> Double {
@@ -42,6 +56,7 @@ public final class TimingRunner: GraphRunner {
 
     /// Median ms per graph function over the warm passes (the cold pass when there is none).
     public func warmMedians() -> [String: Double] {
+        let calls = self.calls
         let warm = calls.contains { $0.pass > 0 } ? calls.filter { $0.pass > 0 } : calls
         return Dictionary(grouping: warm, by: \.key).mapValues { median($0.map(\.milliseconds)) }
     }

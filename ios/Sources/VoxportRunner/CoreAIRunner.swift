@@ -1,11 +1,10 @@
-// CoreAIRunner: the bundle's graphs on Apple's Core AI framework (macOS 15 / iOS 18 devices).
+// CoreAIRunner: the bundle's graphs on Core AI's Swift API.
 //
-// NOT COMPILED ANYWHERE YET: there is no CoreAI module on Linux, where this package is built and
-// tested, so everything inside `#if canImport(CoreAI)` is written from the API as DESIGN.md
-// records it (apple/coreai-models' own Swift code) and has never been type-checked. Expect small
-// fixes on the first Mac build (the closure shapes of the NDArray views, the state descriptor
-// call, the async bridging). Keep it small until then; the hosts are tested through
-// WorkerRunner and ReplayRunner, which run the same GraphRunner protocol.
+// Compiled wherever a `CoreAI` module exists: Apple's framework on macOS / iOS 27 devices, and
+// on Linux the package's own `CoreAI` mirror (ios/Sources/CoreAI), which declares Apple's surface
+// and runs it on the Linux Core AI runtime through `voxport serve --assets` — so this file is
+// built, run and tested in CI here. What only an Apple device can prove (the framework's own
+// numerics, GPU / Neural Engine layouts, its specialisation) is listed in ios/README.md.
 #if canImport(CoreAI)
     import CoreAI
     import Foundation
@@ -13,30 +12,37 @@
 
     /// A GraphRunner over Core AI: each graph's `.aimodel` loaded once (CPU-only by default:
     /// parity runs need it, and fp32 stateful graphs abort under default options), functions
-    /// loaded on first use, state arrays owned here per graph and `state` key and mutated in
-    /// place by the stateful calls (the same arrays passed to every call, as Python's Session).
-    public final class CoreAIRunner: GraphRunner, @unchecked Sendable {
-        public let manifest: Manifest
+    /// loaded on first use. Element types come from each array's own `scalarType` (fp16 and
+    /// int32 inputs, fp16 states and outputs), every fill and read follows the array's strides,
+    /// dynamic dimensions are resolved from the inputs' shapes, and the state arrays of each graph
+    /// and `state` key are owned here and handed to every call in place — never copied.
+    @available(macOS 27.0, iOS 27.0, *)
+    public actor CoreAIRunner: GraphRunner {
+        public nonisolated let manifest: Manifest
         private let bundle: ModelBundle
         private let options: SpecializationOptions
+        private let copies: CoreAIArrays.Copies
         private var models: [String: AIModel] = [:]
         private var functions: [String: InferenceFunction] = [:]  // "graph.function"
-        private var states: [String: [String: NDArray]] = [:]  // "graph\u{0}state"
+        private var states: [String: StateArrays] = [:]  // "graph\u{0}state"
+        private var busy: Set<String> = []  // state keys inside a call
         private var closed = false
 
         /// Open (and verify) the bundle; graphs load on first use.
-        public init(
-            bundle url: URL,
-            options: SpecializationOptions = .cpuOnly
-        ) throws {
+        public init(bundle url: URL, options: SpecializationOptions = .cpuOnly) throws {
+            try self.init(bundle: url, options: options, copies: .strided)
+        }
+
+        /// `copies: .flat` is the deliberate stride-blind fault the parity tests prove they catch.
+        init(bundle url: URL, options: SpecializationOptions, copies: CoreAIArrays.Copies) throws {
             bundle = try ModelBundle.open(url)
             manifest = bundle.manifest
             self.options = options
+            self.copies = copies
         }
 
         /// `VP_UNITS`: `cpu-only` (the parity setting: a *preferred* unit may still hand ops to
-        /// others and move the numerics) or a preferred kind. The kind names are unverified
-        /// until the first Mac build.
+        /// others and move the numerics) or a preferred kind.
         public static func options(units: String) throws -> SpecializationOptions {
             switch units {
             case "cpu-only": return .cpuOnly
@@ -47,138 +53,149 @@
             }
         }
 
-        public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws
+        public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
             -> [String: Tensor]
         {
             guard !closed else { throw RunnerError(.closed, "this CoreAIRunner is closed") }
-            let spec = try manifest.function(graph: graph, function: function)
-            let fn = try loadFunction(graph: graph, function: function)
-            var args: [String: NDArray] = [:]
-            for input in spec.inputs {
-                guard let t = inputs[input.name] else {
-                    throw RunnerError(.inputSpec, "\(graph).\(function): missing input '\(input.name)'")
-                }
-                guard t.shape == input.shape else {
-                    throw RunnerError(
-                        .inputSpec, "input '\(input.name)': shape \(t.shape), the graph wants \(input.shape ?? [])")
-                }
-                guard case .ndArray(let d)? = fn.descriptor.inputDescriptor(of: input.name) else {
-                    throw RunnerError(.runtime, "\(graph).\(function): input '\(input.name)' is not an NDArray")
-                }
-                args[input.name] = try Self.fill(NDArray(descriptor: d), from: t, dtype: input.dtype ?? "float32")
+            let fn = try await loadFunction(graph: graph, function: function)
+            let d = fn.descriptor
+            let call = "\(graph).\(function)"
+            if let extra = inputs.keys.sorted().first(where: { !d.inputNames.contains($0) }) {
+                throw RunnerError(.inputSpec, "\(call): no input '\(extra)' (inputs: \(d.inputNames.joined(separator: ", ")))")
             }
-            var out: [String: NDArray]
-            if spec.states.isEmpty {
-                out = try blocking { try await fn.run(inputs: args) }
-            } else {
-                let key = graph + "\u{0}" + state
-                var arrays = try states[key] ?? newState(fn, spec.states)
-                out = try blocking {
-                    var views = InferenceFunction.MutableViews()
-                    for name in arrays.keys.sorted() { views.insert(&arrays[name]!, for: name) }
-                    return try await fn.run(inputs: args, states: consume views)
+            var args: [String: NDArray] = [:]
+            for name in d.inputNames {
+                guard let t = inputs[name] else { throw RunnerError(.inputSpec, "\(call): missing input '\(name)'") }
+                guard case .ndArray(let desc)? = d.inputDescriptor(of: name) else {
+                    throw RunnerError(.runtime, "\(call): input '\(name)' is not an NDArray")
                 }
-                states[key] = arrays
+                guard Self.admits(desc.shape, t.shape) else {
+                    throw RunnerError(.inputSpec, "input '\(name)': shape \(t.shape), the graph wants \(desc.shape)")
+                }
+                var array = NDArray(descriptor: desc.hasDynamicShape ? desc.resolvingDynamicDimensions(t.shape) : desc)
+                try CoreAIArrays.fill(&array, from: t, name: name, copies: copies)
+                args[name] = array
+            }
+            var outputs: InferenceFunction.Outputs
+            do {
+                if d.stateNames.isEmpty {
+                    outputs = try await fn.run(inputs: args)
+                } else {
+                    let key = graph + "\u{0}" + state
+                    guard busy.insert(key).inserted else {
+                        throw RunnerError(
+                            .user, "\(call): state '\(state)' of graph '\(graph)' is in use by another call: "
+                                + "the calls of one state key are one sequence, await each before the next")
+                    }
+                    defer { busy.remove(key) }
+                    outputs = try await stateArrays(key, fn).run(fn, inputs: args)
+                }
+            } catch let e as RunnerError {
+                throw e
+            } catch {
+                throw RunnerError(.runtime, "\(call): \(error)")
             }
             var result: [String: Tensor] = [:]
-            for o in spec.outputs {
-                guard let a = out[o.name] else { throw RunnerError(.runtime, "\(graph).\(function): no output '\(o.name)'") }
-                result[o.name] = try Self.read(a, shape: o.shape ?? [], dtype: o.dtype ?? "float32")
+            for name in d.outputNames {
+                guard let array = outputs.remove(name)?.ndArray else {
+                    throw RunnerError(.runtime, "\(call): no output '\(name)'")
+                }
+                result[name] = try CoreAIArrays.read(array, name: name, copies: copies)
             }
             return result
         }
 
-        public func resetState(graph: String, state: String) throws {
-            states[graph + "\u{0}" + state] = nil
+        public func resetState(graph: String, state: String) async throws {
+            guard !closed else { throw RunnerError(.closed, "this CoreAIRunner is closed") }
+            let key = graph + "\u{0}" + state
+            guard !busy.contains(key) else {
+                throw RunnerError(.user, "state '\(state)' of graph '\(graph)' is in use by a call: await it before resetting")
+            }
+            try states[key]?.zero()
         }
 
-        public func close() {
+        public func close() async {
             closed = true
             functions = [:]
             models = [:]
             states = [:]
         }
 
-        private func loadFunction(graph: String, function: String) throws -> InferenceFunction {
-            if let fn = functions["\(graph).\(function)"] { return fn }
+        /// Whether an array of `shape` fits a descriptor's shape (negative entries are dynamic).
+        static func admits(_ descriptor: [Int], _ shape: [Int]) -> Bool {
+            descriptor.count == shape.count && zip(descriptor, shape).allSatisfy { $0 < 0 || $0 == $1 }
+        }
+
+        private func loadFunction(graph: String, function: String) async throws -> InferenceFunction {
+            let key = "\(graph).\(function)"
+            if let fn = functions[key] { return fn }
+            _ = try manifest.function(graph: graph, function: function)
             let model: AIModel
             if let m = models[graph] {
                 model = m
             } else {
                 let url = try bundle.assetURL(graph: graph)
-                let opts = options
-                model = try blocking { try await AIModel(contentsOf: url, options: opts) }
+                do {
+                    model = try await AIModel(contentsOf: url, options: options)
+                } catch {
+                    throw RunnerError(.runtime, "graph '\(graph)': Core AI could not load \(url.lastPathComponent): \(error)")
+                }
                 models[graph] = model
             }
             guard let fn = try model.loadFunction(named: function) else {
                 throw RunnerError(.user, "graph '\(graph)' has no function '\(function)' in its asset")
             }
-            functions["\(graph).\(function)"] = fn
+            functions[key] = fn
             return fn
         }
 
-        private func newState(_ fn: InferenceFunction, _ specs: [TensorSpec]) throws -> [String: NDArray] {
-            var out: [String: NDArray] = [:]
-            for s in specs {
-                // Unverified: the state descriptor accessor's name.
-                guard case .ndArray(let d)? = fn.descriptor.stateDescriptor(of: s.name) else {
-                    throw RunnerError(.runtime, "state '\(s.name)' is not an NDArray")
+        /// The state arrays of `key`, made (zeroed, in the function's preferred layout) on first use.
+        private func stateArrays(_ key: String, _ fn: InferenceFunction) throws -> StateArrays {
+            if let arrays = states[key] { return arrays }
+            let arrays = try StateArrays(fn.descriptor)
+            states[key] = arrays
+            return arrays
+        }
+    }
+
+    /// One graph's state arrays under one key, owned by reference so every call mutates the
+    /// same memory: a value held in a dictionary and copied out for a call would be shared,
+    /// and the first write through a view would copy the whole KV cache (copy-on-write).
+    @available(macOS 27.0, iOS 27.0, *)
+    final class StateArrays: @unchecked Sendable {
+        // @unchecked: only its CoreAIRunner (an actor) touches it, and while a call runs outside
+        // the actor (Core AI is awaited there) the runner's `busy` set keeps every other call,
+        // reset and zeroing off this key; `close` only drops the runner's reference.
+        let names: [String]
+        var arrays: [NDArray]
+
+        init(_ d: InferenceFunctionDescriptor) throws {
+            names = d.stateNames
+            arrays = try d.stateNames.map { name in
+                guard case .ndArray(let desc)? = d.stateDescriptor(of: name), !desc.hasDynamicShape else {
+                    throw RunnerError(.runtime, "\(d.name): state '\(name)' is not a static-shaped NDArray")
                 }
-                let zeros = Tensor(shape: s.shape ?? [], storage: .float32([Float](repeating: 0, count: (s.shape ?? []).reduce(1, *))))
-                out[s.name] = try Self.fill(NDArray(descriptor: d), from: zeros, dtype: s.dtype ?? "float32")
+                return NDArray(descriptor: desc)
             }
-            return out
+            try zero()
         }
 
-        private static func fill(_ array: NDArray, from t: Tensor, dtype: String) throws -> NDArray {
-            var a = array
-            switch (dtype, t.storage) {
-            case ("float32", .float32(let v)):
-                a.mutableView(as: Float.self).withUnsafeMutablePointer { p in
-                    v.withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: v.count) }
-                }
-            case ("int32", .int32(let v)):
-                a.mutableView(as: Int32.self).withUnsafeMutablePointer { p in
-                    v.withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: v.count) }
-                }
-            case ("int32", .int64(let v)):
-                let narrowed = try v.map { x -> Int32 in
-                    guard let y = Int32(exactly: x) else { throw RunnerError(.inputSpec, "an int64 value does not fit int32") }
-                    return y
-                }
-                return try fill(a, from: Tensor(shape: t.shape, storage: .int32(narrowed)), dtype: dtype)
-            default:
-                throw RunnerError(.inputSpec, "dtype \(t.dtype) for a \(dtype) input is not supported by CoreAIRunner yet")
-            }
-            return a
+        /// Zero every state (a fresh sequence): new arrays are not zeroed, on a device or here.
+        func zero() throws {
+            for i in arrays.indices { try CoreAIArrays.zero(&arrays[i], name: names[i]) }
         }
 
-        private static func read(_ a: NDArray, shape: [Int], dtype: String) throws -> Tensor {
-            let n = shape.reduce(1, *)
-            switch dtype {
-            case "float32":
-                let v = a.view(as: Float.self).withUnsafePointer { Array(UnsafeBufferPointer(start: $0, count: n)) }
-                return Tensor(shape: shape, storage: .float32(v))
-            case "int32":
-                let v = a.view(as: Int32.self).withUnsafePointer { Array(UnsafeBufferPointer(start: $0, count: n)) }
-                return Tensor(shape: shape, storage: .int32(v))
-            default:
-                throw RunnerError(.runtime, "output dtype \(dtype) is not supported by CoreAIRunner yet")
+        /// One call with every state given as a mutable view of the arrays held here. The views
+        /// are taken in a loop, which Swift's lifetime checker cannot follow through an array
+        /// element: each view's lifetime is tied to `self` instead (as Apple's own state
+        /// handlers do), which holds because this object owns the arrays, outlives the call, and
+        /// the runner lets one call at a time use it.
+        func run(_ fn: InferenceFunction, inputs: [String: NDArray]) async throws -> InferenceFunction.Outputs {
+            var views = InferenceFunction.MutableViews()
+            for i in arrays.indices {
+                views.insert(_overrideLifetime(arrays[i].mutableRawView(), borrowing: self), for: names[i])
             }
-        }
-
-        /// Run async Core AI work from the synchronous GraphRunner API (the caller's thread waits).
-        private func blocking<T>(_ body: @escaping () async throws -> T) throws -> T {
-            final class Box: @unchecked Sendable { var result: Result<T, Error>? }
-            let box = Box()
-            let done = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) let work = body
-            Task.detached {
-                do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
-                done.signal()
-            }
-            done.wait()
-            return try box.result!.get()
+            return try await fn.run(inputs: inputs, states: consume views)
         }
     }
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 
 /// A GraphRunner that answers from a recording and fails when a call differs from it.
@@ -47,9 +48,14 @@ public final class ReplayRunner: GraphRunner {
 
     public let manifest: Manifest
     public let steps: [Step]
+    private struct Progress {
+        var position = 0
+        var closed = false
+    }
+    private let progress = Mutex(Progress())
+
     /// How many steps have been replayed.
-    public private(set) var position = 0
-    private var closed = false
+    public var position: Int { progress.withLock { $0.position } }
 
     public init(manifest: Manifest, steps: [Step]) {
         self.manifest = manifest
@@ -79,10 +85,17 @@ public final class ReplayRunner: GraphRunner {
     /// Steps not replayed yet (a host that stops early leaves some).
     public var remaining: Int { steps.count - position }
 
-    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws
+    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
         -> [String: Tensor]
     {
-        guard !closed else { throw RunnerError(.closed, "this ReplayRunner is closed") }
+        try progress.withLock { try replay(&$0, graph: graph, function: function, inputs: inputs, state: state) }
+    }
+
+    private func replay(_ progress: inout Progress, graph: String, function: String, inputs: [String: Tensor], state: String)
+        throws -> [String: Tensor]
+    {
+        guard !progress.closed else { throw RunnerError(.closed, "this ReplayRunner is closed") }
+        let position = progress.position
         let call = "call \(position + 1) (\(graph).\(function))"
         guard position < steps.count else {
             throw RunnerError(.replayMismatch, "\(call): the recording has only \(steps.count) calls")
@@ -103,15 +116,15 @@ public final class ReplayRunner: GraphRunner {
                 throw RunnerError(.replayMismatch, "\(call): input '\(name)' differs from the recording: \(why)")
             }
         }
-        position += 1
+        progress.position += 1
         return step.outputs
     }
 
-    public func resetState(graph: String, state: String) throws {
-        guard !closed else { throw RunnerError(.closed, "this ReplayRunner is closed") }
+    public func resetState(graph: String, state: String) async throws {
+        guard !progress.withLock({ $0.closed }) else { throw RunnerError(.closed, "this ReplayRunner is closed") }
     }
 
-    public func close() { closed = true }
+    public func close() async { progress.withLock { $0.closed = true } }
 
     /// Why `got` is not `want` (nil when it matches): shapes, kinds, then values.
     static func difference(_ want: Tensor, _ got: Tensor, tolerance: Double) -> String? {
@@ -165,9 +178,9 @@ public final class ReplayRunner: GraphRunner {
 /// so a session can be replayed later (`replay()`) without a runtime.
 public final class RecordingRunner: GraphRunner {
     public let base: GraphRunner
-    public private(set) var steps: [ReplayRunner.Step] = []
     /// The tolerance recorded steps get.
-    public var tolerance: Double
+    public let tolerance: Double
+    private let recorded = Mutex<[ReplayRunner.Step]>([])
 
     public init(wrapping base: GraphRunner, tolerance: Double = 0) {
         self.base = base
@@ -176,19 +189,24 @@ public final class RecordingRunner: GraphRunner {
 
     public var manifest: Manifest { base.manifest }
 
-    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws
+    /// The calls recorded so far, in order.
+    public var steps: [ReplayRunner.Step] { recorded.withLock { $0 } }
+
+    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
         -> [String: Tensor]
     {
-        let out = try base.run(graph: graph, function: function, inputs: inputs, state: state)
-        steps.append(.init(graph: graph, function: function, state: state, inputs: inputs, outputs: out, tolerance: tolerance))
+        let out = try await base.run(graph: graph, function: function, inputs: inputs, state: state)
+        let step = ReplayRunner.Step(
+            graph: graph, function: function, state: state, inputs: inputs, outputs: out, tolerance: tolerance)
+        recorded.withLock { $0.append(step) }
         return out
     }
 
-    public func resetState(graph: String, state: String) throws {
-        try base.resetState(graph: graph, state: state)
+    public func resetState(graph: String, state: String) async throws {
+        try await base.resetState(graph: graph, state: state)
     }
 
-    public func close() { base.close() }
+    public func close() async { await base.close() }
 
     /// A ReplayRunner over what was recorded so far.
     public func replay() -> ReplayRunner { ReplayRunner(manifest: manifest, steps: steps) }

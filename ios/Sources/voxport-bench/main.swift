@@ -22,7 +22,7 @@ do {
     fail("\(error)", code: 2)
 }
 do {
-    let result = try BenchDriver.run(env) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    let result = try await BenchDriver.run(env) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     let rtf = (result["rtf"] as? Double).map { String(format: "%.3f", $0) } ?? "-"
     print("wrote \(env.out.path)/result.json (RTF \(rtf), load \(result["load_ms"] ?? "-") ms)")
 } catch let e as VoxportError where e.kind == .user || e.kind == .bundleNotFound {

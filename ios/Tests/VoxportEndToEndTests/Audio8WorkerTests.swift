@@ -54,7 +54,8 @@ final class Audio8WorkerTests: XCTestCase {
     nonisolated(unsafe) static var made: Shared?
 
     override class func tearDown() {
-        made?.runner.close()
+        // A class tearDown cannot await `close()`: dropping the last reference ends the worker
+        // (its WorkerProcess's deinit closes the child and waits for it to exit).
         made = nil
         super.tearDown()
     }
@@ -78,19 +79,19 @@ final class Audio8WorkerTests: XCTestCase {
         }
     }
 
-    static func shared() throws -> Shared {
+    static func shared() async throws -> Shared {
         if let made { return made }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-audio8-e2e-\(getpid())")
         try runPython(["make", dir.path])
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
-        let runner = try WorkerRunner(bundle: bundle.url, graphs: kase.graphs)
+        let runner = try await WorkerRunner(bundle: bundle.url, graphs: kase.graphs)
         do {
             let host = try Audio8Host(bundle: bundle, runner: runner)
             made = Shared(dir: dir, kase: kase, bundle: bundle, runner: runner, host: host)
             return made!
         } catch {
-            runner.close()
+            await runner.close()
             throw error
         }
     }
@@ -107,12 +108,12 @@ final class Audio8WorkerTests: XCTestCase {
 
     /// Streamed: the codes, semantic draws and stop as Python's, the same windows emitted (each
     /// chunk's length) and the streamed audio; then the codec over the same codes decoded whole.
-    func testSwiftHostThroughTheWorkerGivesPythonsCodesAndAudio() throws {
-        let s = try Self.shared()
+    func testSwiftHostThroughTheWorkerGivesPythonsCodesAndAudio() async throws {
+        let s = try await Self.shared()
         let kase = s.kase
         XCTAssertEqual(s.host.codec.window, kase.codec_window)
         var chunks: [[Float]] = []
-        let (audio, pieces) = try s.host.speak(
+        let (audio, pieces) = try await s.host.speak(
             pieces: kase.pieces.map(\.ids), seed: kase.seed, maxFrames: kase.max_frames, stream: true,
             onAudio: { chunks.append($0) })
         XCTAssertEqual(pieces.count, kase.pieces.count)
@@ -132,7 +133,7 @@ final class Audio8WorkerTests: XCTestCase {
         var whole: [Float] = []
         for (i, p) in pieces.enumerated() {
             var report = Audio8DecodeReport()
-            whole += try s.host.codec.decodeWhole(p.loop.columns, report: &report)
+            whole += try await s.host.codec.decodeWhole(p.loop.columns, report: &report)
             XCTAssertEqual(report.windows, kase.pieces[i].windows_whole, "piece \(i): whole windows")
         }
         XCTAssertEqual(whole.count, kase.whole_samples)
@@ -141,8 +142,8 @@ final class Audio8WorkerTests: XCTestCase {
 
     /// `voxport-bench`'s library on the same worker: audio8.frame (the first piece's prefill and
     /// frame loop, cold pass only) writes result.json with the figures.
-    func testAudio8FrameBenchOnTheWorkerWritesItsResult() throws {
-        let s = try Self.shared()
+    func testAudio8FrameBenchOnTheWorkerWritesItsResult() async throws {
+        let s = try await Self.shared()
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-audio8-\(getpid())")
         try? FileManager.default.removeItem(at: out)
         let ids = s.kase.pieces[0].ids.map(String.init).joined(separator: ",")
@@ -150,7 +151,7 @@ final class Audio8WorkerTests: XCTestCase {
             "VP_BENCH": "audio8.frame", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0", "VP_MAX_FRAMES": "12",
             "VP_SEED": String(s.kase.seed), "VP_TOKENS": ids, "VP_OUT": out.path,
         ])
-        try BenchDriver.run(env, runner: s.runner)
+        try await BenchDriver.run(env, runner: s.runner)
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
         XCTAssertEqual(result["bench"] as? String, "audio8.frame")
         let frames = try XCTUnwrap(result["frames"] as? Double)

@@ -54,7 +54,7 @@ final class BenchEnvironmentTests: XCTestCase {
     }
 
     /// A bench of one model over another model's bundle is refused before a runner starts.
-    func testABundleOfAnotherModelIsRefused() throws {
+    func testABundleOfAnotherModelIsRefused() async throws {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/bundle")
         let manifest = try Manifest.decode(Data(contentsOf: fixtures.appendingPathComponent("manifest.json")))
@@ -63,7 +63,7 @@ final class BenchEnvironmentTests: XCTestCase {
             "VP_BENCH": "kokoro.speak", "VP_BUNDLE": fixtures.path, "VP_PHONEMES": "hˈI",
             "VP_OUT": FileManager.default.temporaryDirectory.appendingPathComponent("vp-mismatch-\(getpid())").path,
         ])
-        XCTAssertThrowsError(try BenchDriver.run(env)) { e in
+        await assertThrowsAsync({ try await BenchDriver.run(env) }) { e in
             XCTAssertEqual(
                 "\(e)", "VP_BUNDLE \(fixtures.path) holds a \(manifest.model) bundle; VP_BENCH=kokoro.speak needs a kokoro one")
         }

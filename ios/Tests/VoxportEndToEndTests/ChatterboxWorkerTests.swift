@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import VoxportBench
 import VoxportCore
@@ -48,14 +49,19 @@ final class ChatterboxWorkerTests: XCTestCase {
 
     /// Python's answers and the class's worker, made once: the Python case runs while the worker
     /// loads (the export, when the bundle is missing, comes first).
-    static func shared() throws -> Shared {
+    static func shared() async throws -> Shared {
         if let made { return try made.get() }
-        let result = Result { try start() }
+        let result: Result<Shared, Error>
+        do {
+            result = .success(try await start())
+        } catch {
+            result = .failure(error)
+        }
         made = result
         return try result.get()
     }
 
-    static func start() throws -> Shared {
+    static func start() async throws -> Shared {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
         }
@@ -63,7 +69,7 @@ final class ChatterboxWorkerTests: XCTestCase {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-chatterbox-e2e-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let log = dir.appendingPathComponent("python.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let p = Process()
         p.executableURL = python
         p.arguments = [script.path, "make", dir.path]
@@ -92,16 +98,20 @@ final class ChatterboxWorkerTests: XCTestCase {
         // it loads; the host tables load here while the worker loads its graphs.
         let bundle: ModelBundle
         let worker: WorkerRunner
-        nonisolated(unsafe) var files: Result<ChatterboxBundleFiles, Error>?
+        let loadedFiles: Result<ChatterboxBundleFiles, Error>
         do {
-            bundle = try ModelBundle.open(URL(fileURLWithPath: String(first)), verify: false)
-            let loaded = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                files = Result { try ChatterboxBundleFiles.load(bundle) }
-                loaded.signal()
+            let opened = try ModelBundle.open(URL(fileURLWithPath: String(first)), verify: false)
+            bundle = opened
+            // A child task reads the tables while this one awaits the worker (leaving the scope
+            // early, on a failed start, awaits the child task first).
+            async let tables = Result { try ChatterboxBundleFiles.load(opened) }
+            let w: Result<WorkerRunner, Error>
+            do {
+                w = .success(try await WorkerRunner(bundle: opened.url, graphs: [T3Decoder.graph]))
+            } catch {
+                w = .failure(error)
             }
-            let w = Result { try WorkerRunner(bundle: bundle.url, graphs: [T3Decoder.graph]) }
-            loaded.wait()
+            loadedFiles = await tables
             worker = try w.get()
         } catch {
             p.waitUntilExit()
@@ -110,9 +120,9 @@ final class ChatterboxWorkerTests: XCTestCase {
         let tWorker = seconds(since: t0)
         _ = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        guard p.terminationStatus == 0, let files = try? files?.get() else {
-            worker.close()
-            if p.terminationStatus == 0 { _ = try files?.get() }
+        guard p.terminationStatus == 0, let files = try? loadedFiles.get() else {
+            await worker.close()
+            if p.terminationStatus == 0 { _ = try loadedFiles.get() }
             throw failure("failed (exit \(p.terminationStatus))")
         }
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
@@ -124,19 +134,20 @@ final class ChatterboxWorkerTests: XCTestCase {
     static func seconds(since t: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9 }
 
     override class func tearDown() {
-        if case .success(let s)? = made { s.worker.close() }
+        // A class tearDown cannot await `close()`: dropping the last reference ends the worker
+        // (its WorkerProcess's deinit closes the child and waits for it to exit).
         made = nil
         super.tearDown()
     }
 
-    func testSwiftHostThroughTheWorkerGivesPythonsT3Tokens() throws {
-        let s = try Self.shared()
+    func testSwiftHostThroughTheWorkerGivesPythonsT3Tokens() async throws {
+        let s = try await Self.shared()
         let host = try ChatterboxHost(runner: s.worker, files: s.files)
         var options = ChatterboxOptions()
         options.exaggeration = 0.5  // SpeakOptions' default, which the Python side spoke with
         let rows = try Self.uniformRows(s.dir)
         XCTAssertEqual(rows.count, s.kase.stopped ? s.kase.tokens.count + 1 : s.kase.tokens.count, "one uniform row per draw")
-        let r = try host.t3(textIDs: s.kase.text_ids, voice: s.files.defaultVoice!, options: options, uniforms: RecordedUniforms(rows))
+        let r = try await host.t3(textIDs: s.kase.text_ids, voice: s.files.defaultVoice!, options: options, uniforms: RecordedUniforms(rows))
         XCTAssertEqual(r.tokens, s.kase.tokens, "T3 tokens for Python's uniforms")
         XCTAssertEqual(r.stopped, s.kase.stopped)
         let speech = SpeechTokens.dropInvalid(r.tokens)
@@ -147,15 +158,15 @@ final class ChatterboxWorkerTests: XCTestCase {
 
     /// `voxport-bench`'s library end to end on the same worker: chatterbox.t3 with VP_TOKENS as
     /// the ids of Python's chunk writes result.json with the driver's and the bench's figures.
-    func testChatterboxT3BenchWritesItsResult() throws {
-        let s = try Self.shared()
+    func testChatterboxT3BenchWritesItsResult() async throws {
+        let s = try await Self.shared()
         let out = s.dir.appendingPathComponent("bench-t3")
         try? FileManager.default.removeItem(at: out)
         let env = try BenchEnvironment([
             "VP_BENCH": "chatterbox.t3", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0",
             "VP_SEED": "5", "VP_TOKENS": s.kase.text_ids.map(String.init).joined(separator: ","), "VP_OUT": out.path,
         ])
-        try BenchDriver.run(env, runner: s.worker)
+        try await BenchDriver.run(env, runner: s.worker)
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
         XCTAssertEqual(result["bench"] as? String, "chatterbox.t3")
         XCTAssertEqual(result["model"] as? String, "chatterbox")
@@ -178,8 +189,8 @@ final class ChatterboxWorkerTests: XCTestCase {
     }
 
     /// Bad bench input is a user error from the bench's init, before any graph runs.
-    func testBadBenchInputFailsBeforeAnyGraphRuns() throws {
-        let s = try Self.shared()
+    func testBadBenchInputFailsBeforeAnyGraphRuns() async throws {
+        let s = try await Self.shared()
         let counter = CountingRunner(s.worker)
         let base = ["VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker"]
         let bad = s.dir.appendingPathComponent("not-a-voice.npz")
@@ -191,7 +202,7 @@ final class ChatterboxWorkerTests: XCTestCase {
         ]
         for (type, vars, message) in cases {
             let env = try BenchEnvironment(base.merging(vars) { $1 }.merging(["VP_BENCH": type.name]) { $1 })
-            XCTAssertThrowsError(try type.init(bundle: s.bundle, runner: counter, environment: env)) { e in
+            await assertThrowsAsync({ try await type.init(bundle: s.bundle, runner: counter, environment: env) }) { e in
                 XCTAssertEqual((e as? VoxportError)?.kind, .user, "\(type.name): \(e)")
                 XCTAssertTrue("\(e)".contains(message), "\(type.name): \(e)")
             }
@@ -203,16 +214,17 @@ final class ChatterboxWorkerTests: XCTestCase {
 /// Counts the calls it passes on.
 final class CountingRunner: GraphRunner {
     let base: GraphRunner
-    var calls = 0
+    private let count = Mutex(0)
+    var calls: Int { count.withLock { $0 } }
     init(_ base: GraphRunner) { self.base = base }
     var manifest: Manifest { base.manifest }
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
-        calls += 1
-        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
+        count.withLock { $0 += 1 }
+        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
     }
-    func resetState(graph: String, state: String) throws {
-        calls += 1
-        try base.resetState(graph: graph, state: state)
+    func resetState(graph: String, state: String) async throws {
+        count.withLock { $0 += 1 }
+        try await base.resetState(graph: graph, state: state)
     }
-    func close() { base.close() }
+    func close() async { await base.close() }
 }

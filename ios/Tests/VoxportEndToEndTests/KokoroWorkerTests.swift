@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import VoxportBench
 import VoxportCore
@@ -55,15 +56,16 @@ final class KokoroWorkerTests: XCTestCase {
     nonisolated(unsafe) static var made: (dir: URL, kase: Case)?
     nonisolated(unsafe) static var shared: WorkerRunner?
 
-    static func worker(_ bundle: String) throws -> WorkerRunner {
+    static func worker(_ bundle: String) async throws -> WorkerRunner {
         if let shared { return shared }
-        let w = try WorkerRunner(bundle: URL(fileURLWithPath: bundle), graphs: KokoroHost.graphs)
+        let w = try await WorkerRunner(bundle: URL(fileURLWithPath: bundle), graphs: KokoroHost.graphs)
         shared = w
         return w
     }
 
     override class func tearDown() {
-        shared?.close()
+        // A class tearDown cannot await `close()`: dropping the last reference ends the worker
+        // (its WorkerProcess's deinit closes the child and waits for it to exit).
         shared = nil
         if let child, child.process.isRunning { child.process.terminate() }
         super.tearDown()
@@ -117,7 +119,7 @@ final class KokoroWorkerTests: XCTestCase {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-kokoro-e2e-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let log = dir.appendingPathComponent("python.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let p = Process()
         p.executableURL = python
         p.arguments = [script.path, "make", dir.path]
@@ -156,11 +158,11 @@ final class KokoroWorkerTests: XCTestCase {
         return (dir, kase)
     }
 
-    func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() throws {
+    func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
         let (dir, early) = try Self.early()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: early.bundle))
         let files = try KokoroBundleFiles.load(bundle)
-        let host = try KokoroHost(runner: try Self.worker(early.bundle), vocab: files.vocab, source: files.source)
+        let host = try KokoroHost(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
         host.foldNegativePi = true
         let voice = try files.voices.voice(KokoroWorkerTests.voice)
         var draws: [Int: SourceDraws] = [:]
@@ -169,7 +171,7 @@ final class KokoroWorkerTests: XCTestCase {
         for c in early.chunks {
             // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
             XCTAssertEqual(try host.chunks(c.phonemes).map(\.ids), [c.ids])
-            let (audio, results) = try host.speak(c.phonemes, voice: voice, noise: Draws(bySeed: draws), seed: c.seed)
+            let (audio, results) = try await host.speak(c.phonemes, voice: voice, noise: Draws(bySeed: draws), seed: c.seed)
             XCTAssertEqual(results.count, 1)
             chunkAudio.append(audio)
         }
@@ -193,7 +195,7 @@ final class KokoroWorkerTests: XCTestCase {
     /// `voxport-bench`'s library end to end on the real bundle: kokoro.speak writes result.json
     /// (every figure the issue lists) and audio.wav. The graphs are a stand-in here (the host
     /// through the worker is the test above; this one checks the bench's own bookkeeping).
-    func testKokoroSpeakBenchWritesItsResult() throws {
+    func testKokoroSpeakBenchWritesItsResult() async throws {
         let (_, kase) = try Self.early()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-\(getpid())")
@@ -203,7 +205,7 @@ final class KokoroWorkerTests: XCTestCase {
             "VP_PHONEMES": kase.chunks.map(\.phonemes).joined(separator: " "), "VP_OUT": out.path,
         ])
         let graphs = StandInKokoroGraphs(manifest: bundle.manifest)
-        try BenchDriver.run(env, runner: graphs)
+        try await BenchDriver.run(env, runner: graphs)
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
         XCTAssertEqual(result["bench"] as? String, "kokoro.speak")
         XCTAssertEqual(result["passes"] as? Int, 2)
@@ -233,9 +235,15 @@ final class KokoroWorkerTests: XCTestCase {
 /// each vocoder call was given.
 final class StandInKokoroGraphs: GraphRunner {
     let manifest: Manifest
-    private(set) var calls = 0
-    private(set) var vocoderFrames: [Int] = []
-    private(set) var closed = false
+    private struct Seen {
+        var calls = 0
+        var vocoderFrames: [Int] = []
+        var closed = false
+    }
+    private let seen = Mutex(Seen())
+    var calls: Int { seen.withLock { $0.calls } }
+    var vocoderFrames: [Int] { seen.withLock { $0.vocoderFrames } }
+    var closed: Bool { seen.withLock { $0.closed } }
 
     init(manifest: Manifest) { self.manifest = manifest }
 
@@ -243,8 +251,8 @@ final class StandInKokoroGraphs: GraphRunner {
         Tensor(shape: shape, storage: .float32([Float](repeating: value, count: shape.reduce(1, *))))
     }
 
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
-        calls += 1
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
+        seen.withLock { $0.calls += 1 }
         let f = Self.filled
         switch graph {
         case "predictor":
@@ -255,11 +263,12 @@ final class StandInKokoroGraphs: GraphRunner {
             return ["asr": f([1, 512, l], 0.1), "F0": f([1, 2 * l], 120), "N": f([1, 2 * l], 0.1)]
         default:
             let l = inputs["asr"]!.shape[2]
-            vocoderFrames.append(Int(try inputs["n_frames"]!.int32()[0]))
+            let frames = Int(try inputs["n_frames"]!.int32()[0])
+            seen.withLock { $0.vocoderFrames.append(frames) }
             return ["waveform": f([1, l * 600], 0.1)]
         }
     }
 
-    func resetState(graph: String, state: String) throws {}
-    func close() { closed = true }
+    func resetState(graph: String, state: String) async throws {}
+    func close() async { seen.withLock { $0.closed = true } }
 }

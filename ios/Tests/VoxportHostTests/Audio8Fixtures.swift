@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 import VoxportHost
 import VoxportRunner
@@ -55,8 +56,12 @@ final class Audio8CheckedRunner: GraphRunner {
     let calls: [Audio8Call]
     let inputs: [String: Tensor]
     let outputs: [String: Tensor]
-    private(set) var position = 0
-    private var callIndex = 0
+    private struct Progress {
+        var position = 0
+        var callIndex = 0
+    }
+    private let progress = Mutex(Progress())
+    var position: Int { progress.withLock { $0.position } }
 
     init(manifest: Manifest, folder: String, calls: [Audio8Call]) throws {
         self.manifest = manifest
@@ -67,16 +72,24 @@ final class Audio8CheckedRunner: GraphRunner {
 
     var finished: Bool { position == calls.count }
 
-    func fail(_ why: String) -> Error { VoxportError(.user, "step \(position): \(why)") }
+    func fail(_ why: String, at position: Int) -> Error { VoxportError(.user, "step \(position): \(why)") }
 
-    func run(graph: String, function: String, inputs got: [String: Tensor], state: String) throws -> [String: Tensor] {
+    func run(graph: String, function: String, inputs got: [String: Tensor], state: String) async throws -> [String: Tensor] {
+        try progress.withLock { try check(&$0, graph: graph, function: function, inputs: got, state: state) }
+    }
+
+    private func check(_ p: inout Progress, graph: String, function: String, inputs got: [String: Tensor], state: String)
+        throws -> [String: Tensor]
+    {
+        let position = p.position
+        func fail(_ why: String) -> Error { self.fail(why, at: position) }
         guard position < calls.count else { throw fail("the Python host made no more calls (\(graph).\(function))") }
         let c = calls[position]
         guard c.graph == graph, c.function == function, c.state == state else {
             throw fail("Python called \(c.graph ?? "reset \(c.reset ?? "")").\(c.function ?? "") here, not \(graph).\(function)")
         }
         guard Set(c.inputs ?? []) == Set(got.keys) else { throw fail("inputs \(got.keys.sorted()), Python fed \(c.inputs ?? [])") }
-        let prefix = String(format: "%03d.", callIndex)
+        let prefix = String(format: "%03d.", p.callIndex)
         for name in got.keys.sorted() {
             let g = got[name]!
             if let h = c.hashed?[name] {
@@ -90,19 +103,21 @@ final class Audio8CheckedRunner: GraphRunner {
         }
         var out: [String: Tensor] = [:]
         for (k, v) in outputs where k.hasPrefix(prefix) { out[String(k.dropFirst(prefix.count))] = v }
-        position += 1
-        callIndex += 1
+        p.position += 1
+        p.callIndex += 1
         return out
     }
 
-    func resetState(graph: String, state: String) throws {
-        guard position < calls.count, calls[position].reset == graph, calls[position].state == state else {
-            throw fail("Python did not reset \(graph) here")
+    func resetState(graph: String, state: String) async throws {
+        try progress.withLock { p in
+            guard p.position < calls.count, calls[p.position].reset == graph, calls[p.position].state == state else {
+                throw fail("Python did not reset \(graph) here", at: p.position)
+            }
+            p.position += 1
         }
-        position += 1
     }
 
-    func close() {}
+    func close() async {}
 }
 
 struct Audio8PromptFixture: Decodable {

@@ -60,7 +60,7 @@ final class Audio8HostTests: XCTestCase {
         }
     }
 
-    func testFrameLoopDrivesTheGraphAsPython() throws {
+    func testFrameLoopDrivesTheGraphAsPython() async throws {
         let tables = try Audio8Fixtures.tables()
         let fx = try Audio8Fixtures.json(Audio8FramesFixture.self, "frames.json")
         XCTAssertEqual(fx.cases.map(\.name), ["eos", "budget", "eos_first"])
@@ -68,7 +68,7 @@ final class Audio8HostTests: XCTestCase {
             let runner = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "frames/\(c.name)", calls: c.calls)
             let loop = Audio8FrameLoop(runner: runner, tables: tables)
             var u = SeededUniforms(seed: c.uniform_seed, semanticCount: 4096, codebookSize: 4096, fastBooks: 9)
-            let r = try loop.generate(prompt: .fixture(c.prompt), maxFrames: c.max_frames, uniforms: &u)
+            let r = try await loop.generate(prompt: .fixture(c.prompt), maxFrames: c.max_frames, uniforms: &u)
             XCTAssertTrue(runner.finished, c.name)
             XCTAssertEqual(r.frames.map(\.window), c.windows, c.name)
             XCTAssertEqual(r.frames.map(\.semantic), c.semantics, c.name)
@@ -96,7 +96,7 @@ final class Audio8HostTests: XCTestCase {
         XCTAssertEqual(report.clampedByBook, fx.prepare.clamped_by_book)
     }
 
-    func testPipelineReplayGivesPythonsCodesAndAudio() throws {
+    func testPipelineReplayGivesPythonsCodesAndAudio() async throws {
         let all = try JSONDecoder().decode(
             [String: Audio8PipelineFixture].self, from: Data(contentsOf: Audio8Fixtures.url("pipeline.json")))
         XCTAssertEqual(all.keys.sorted(), ["plain_whole", "voice_stream"])
@@ -105,7 +105,7 @@ final class Audio8HostTests: XCTestCase {
             let host = try Audio8Host(runner: runner, tables: try Audio8Fixtures.tables())
             let voice = try fx.voice.map { try Audio8Voice.load(Audio8Fixtures.url("pipeline/\(name)/\($0)")) }
             var chunks = 0
-            let (audio, pieces) = try host.speak(
+            let (audio, pieces) = try await host.speak(
                 pieces: fx.pieces.map(\.ids), voice: voice, seed: fx.seed, maxFrames: fx.max_frames, stream: fx.stream,
                 onAudio: { _ in chunks += 1 })
             XCTAssertTrue(runner.finished, "\(name): the Swift host made fewer calls than Python")
@@ -129,21 +129,21 @@ final class Audio8HostTests: XCTestCase {
         }
     }
 
-    func testAWrongSeedOrVoiceIsCaughtByTheRecording() throws {
+    func testAWrongSeedOrVoiceIsCaughtByTheRecording() async throws {
         let fx = try JSONDecoder().decode(
             [String: Audio8PipelineFixture].self, from: Data(contentsOf: Audio8Fixtures.url("pipeline.json")))["voice_stream"]!
         let voice = try Audio8Voice.load(Audio8Fixtures.url("pipeline/voice_stream/voice.npz"))
-        let run = { (seed: Int, voice: Audio8Voice?) throws in
+        let run = { (seed: Int, voice: Audio8Voice?) async throws in
             let runner = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "pipeline/voice_stream", calls: fx.calls)
             let host = try Audio8Host(runner: runner, tables: try Audio8Fixtures.tables())
-            _ = try host.speak(pieces: fx.pieces.map(\.ids), voice: voice, seed: seed, maxFrames: fx.max_frames, stream: true)
+            _ = try await host.speak(pieces: fx.pieces.map(\.ids), voice: voice, seed: seed, maxFrames: fx.max_frames, stream: true)
         }
-        XCTAssertNoThrow(try run(fx.seed, voice))
-        XCTAssertThrowsError(try run(fx.seed + 1, voice)) { XCTAssertTrue("\($0)".contains("step 7: ar.frame input noise_fast"), "\($0)") }
-        XCTAssertThrowsError(try run(fx.seed, nil)) { XCTAssertTrue("\($0)".contains("input codes"), "\($0)") }
+        await assertNoThrowAsync({ try await run(fx.seed, voice) })
+        await assertThrowsAsync({ try await run(fx.seed + 1, voice) }) { XCTAssertTrue("\($0)".contains("step 7: ar.frame input noise_fast"), "\($0)") }
+        await assertThrowsAsync({ try await run(fx.seed, nil) }) { XCTAssertTrue("\($0)".contains("input codes"), "\($0)") }
     }
 
-    func testBadInputIsAClearError() throws {
+    func testBadInputIsAClearError() async throws {
         let tables = try Audio8Fixtures.tables()
         XCTAssertThrowsError(try Audio8Prompt.build(textIDs: [72, Int32(tables.tokens.vocabSize)], voice: nil, tables: tables)) { e in
             XCTAssertEqual((e as? VoxportError)?.kind, .user)
@@ -161,7 +161,7 @@ final class Audio8HostTests: XCTestCase {
         let runner = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "frames/eos", calls: [])
         var u = SeededUniforms(seed: 0, semanticCount: 4096, codebookSize: 4096, fastBooks: 9)
         let p = try Audio8Prompt.build(textIDs: [72], voice: nil, tables: tables)
-        XCTAssertThrowsError(try Audio8FrameLoop(runner: runner, tables: tables).generate(prompt: p, maxFrames: 512, uniforms: &u)) { e in
+        await assertThrowsAsync({ try await Audio8FrameLoop(runner: runner, tables: tables).generate(prompt: p, maxFrames: 512, uniforms: &u) }) { e in
             XCTAssertTrue("\(e)".contains("KV rows, the graph holds 512"), "\(e)")
         }
         XCTAssertEqual(runner.position, 0)

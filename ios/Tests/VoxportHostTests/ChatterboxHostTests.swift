@@ -8,13 +8,13 @@ import VoxportRunner
 /// stage on its own, then the whole pipeline through a ReplayRunner that checks every graph
 /// input the Swift host sends against the one the Python host sent.
 final class ChatterboxHostTests: XCTestCase {
-    func testReplayedPipelineGivesPythonsTokensAndAudio() throws {
+    func testReplayedPipelineGivesPythonsTokensAndAudio() async throws {
         let fx = try ChatterboxFixtures.json(ChatterboxPipelineFixture.self, "pipeline.json")
         let z = try ChatterboxFixtures.results()
         let runner = try ReplayRunner(recording: ChatterboxFixtures.url("recording"), manifest: ChatterboxFixtures.manifest())
         let host = try ChatterboxHost(runner: runner, files: try ChatterboxFixtures.files())
         let start = DispatchTime.now().uptimeNanoseconds
-        let (audio, results) = try host.speak(chunks: [fx.text_ids], draws: try RecordedChatterboxDraws(z))
+        let (audio, results) = try await host.speak(chunks: [fx.text_ids], draws: try RecordedChatterboxDraws(z))
         let wallMs = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         XCTAssertEqual(runner.remaining, 0, "every recorded call made, in order")
         XCTAssertEqual(runner.position, fx.calls.count)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import VoxportCore
 import VoxportHost
@@ -7,23 +8,30 @@ import VoxportRunner
 /// Answers each graph call with what the Python pipeline's recording session returned, and
 /// keeps the inputs the Swift host sent, to hold against the Python host's.
 final class RecordedRunner: GraphRunner {
+    typealias Call = (graph: String, function: String, inputs: [String: Tensor])
     let manifest: Manifest
-    var outputs: [[String: Tensor]]
-    var calls: [(graph: String, function: String, inputs: [String: Tensor])] = []
+    private struct Recording {
+        var outputs: [[String: Tensor]]
+        var calls: [Call] = []
+    }
+    private let recording: Mutex<Recording>
+    var calls: [Call] { recording.withLock { $0.calls } }
 
     init(manifest: Manifest, outputs: [[String: Tensor]]) {
         self.manifest = manifest
-        self.outputs = outputs
+        recording = Mutex(Recording(outputs: outputs))
     }
 
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
-        calls.append((graph, function, inputs))
-        guard !outputs.isEmpty else { throw VoxportError(.user, "no recorded call left") }
-        return outputs.removeFirst()
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
+        try recording.withLock {
+            $0.calls.append((graph, function, inputs))
+            guard !$0.outputs.isEmpty else { throw VoxportError(.user, "no recorded call left") }
+            return $0.outputs.removeFirst()
+        }
     }
 
-    func resetState(graph: String, state: String) throws {}
-    func close() {}
+    func resetState(graph: String, state: String) async throws {}
+    func close() async {}
 }
 
 /// The draws the Python pipeline made, by chunk seed.
@@ -43,7 +51,7 @@ final class KokoroHostTests: XCTestCase {
         return try Manifest.decode(try JSONSerialization.data(withJSONObject: doc))
     }
 
-    func testHostDrivesTheGraphsAsThePythonPipeline() throws {
+    func testHostDrivesTheGraphsAsThePythonPipeline() async throws {
         let fx = try KokoroFixtures.json(PipelineFixture.self, "pipeline.json")
         var outputs: [[String: Tensor]] = [], inputs: [[String: Tensor]] = [], noise: [Int: SourceDraws] = [:]
         for (i, c) in fx.chunks.enumerated() {
@@ -63,13 +71,14 @@ final class KokoroHostTests: XCTestCase {
         XCTAssertEqual(chunks.map(\.phonemes), fx.chunks.map(\.phonemes))
         XCTAssertEqual(chunks.map(\.ids), fx.chunks.map(\.ids))
 
-        let (audio, results) = try host.speak(
+        let (audio, results) = try await host.speak(
             fx.phonemes, voice: try KokoroFixtures.formulaPack(fx.voice_pack), speed: fx.speed,
             noise: RecordedNoise(draws: noise))
         XCTAssertEqual(results.map(\.predDur), fx.chunks.map(\.pred_dur))
-        XCTAssertEqual(runner.calls.map(\.function), fx.chunks.flatMap { $0.calls.map(\.function) })
-        XCTAssertEqual(runner.calls.count, inputs.count)
-        for (call, want) in zip(runner.calls, inputs) {
+        let calls = runner.calls
+        XCTAssertEqual(calls.map(\.function), fx.chunks.flatMap { $0.calls.map(\.function) })
+        XCTAssertEqual(calls.count, inputs.count)
+        for (call, want) in zip(calls, inputs) {
             XCTAssertEqual(Set(call.inputs.keys), Set(want.keys), call.function)
             for (name, w) in want {
                 let g = call.inputs[name]!
@@ -93,7 +102,7 @@ final class KokoroHostTests: XCTestCase {
                      hostMs, seconds, hostMs / seconds))
     }
 
-    func testEmptyPhonemesAreAnError() throws {
+    func testEmptyPhonemesAreAnError() async throws {
         let fx = try KokoroFixtures.json(PipelineFixture.self, "pipeline.json")
         let runner = RecordedRunner(manifest: try Self.manifest(fx.buckets), outputs: [])
         let host = try KokoroHost(
@@ -106,7 +115,8 @@ final class KokoroHostTests: XCTestCase {
                 XCTAssertTrue("\(e)".contains("empty"))
             }
         }
-        XCTAssertThrowsError(try host.speak(".,", voice: try KokoroFixtures.formulaPack(0), noise: SplitMixNoise())) { e in
+        let pack = try KokoroFixtures.formulaPack(0)
+        await assertThrowsAsync({ try await host.speak(".,", voice: pack, noise: SplitMixNoise()) }) { e in
             XCTAssertTrue("\(e)".contains("nothing to say"))
         }
         XCTAssertEqual(try host.chunks("həlˈO ❓").map(\.ids).count, 1)

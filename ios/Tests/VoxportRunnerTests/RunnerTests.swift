@@ -1,5 +1,6 @@
 import Foundation
 import VoxportCore
+import VoxportWorker  // monotonicSeconds()
 import XCTest
 
 @testable import VoxportRunner
@@ -70,8 +71,8 @@ final class PythonReference: @unchecked Sendable {
 
     static func get() throws -> PythonReference { try shared.get() }
 
-    func worker(timeout: Double? = 600) throws -> WorkerRunner {
-        try WorkerRunner(bundle: bundle, executable: Repo.voxport, timeout: timeout)
+    func worker(timeout: Double? = 600) async throws -> WorkerRunner {
+        try await WorkerRunner(bundle: bundle, executable: Repo.voxport, timeout: timeout)
     }
 
     /// A script standing in for `voxport serve` (fake_worker.py in `mode`).
@@ -90,49 +91,51 @@ private func median(_ xs: [Double]) -> Double {
 }
 
 final class WorkerRunnerTests: XCTestCase {
-    func testDescribesTheBundleAndKeepsServingAfterAnInputError() throws {
+    func testDescribesTheBundleAndKeepsServingAfterAnInputError() async throws {
         let ref = try PythonReference.get()
-        let runner = try ref.worker()
-        defer { runner.close() }
+        let runner = try await ref.worker()
+        addTeardownBlock { await runner.close() }
         XCTAssertEqual(runner.manifest.model, "core")
         XCTAssertEqual(runner.manifest.graphs.keys.sorted(), ["decoder", "mlp"])
         let onDisk = try ModelBundle.open(ref.bundle).manifest
         XCTAssertEqual(runner.manifest.graphs["mlp"]?.sha256, onDisk.graphs["mlp"]?.sha256)
 
         let x = try ref.mlp.array("x")
-        XCTAssertEqual(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"], try ref.mlp.array("y"))
+        let y = try await runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"]
+        XCTAssertEqual(y, try ref.mlp.array("y"))
 
         let short = Tensor(shape: [3, 256], storage: .float32([Float](repeating: 0, count: 768)))
-        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": short])) { error in
+        await assertThrowsAsync({ try await runner.run(graph: "mlp", function: "main", inputs: ["x": short]) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .inputSpec)
             XCTAssertEqual(e?.type, "InputSpecError")
             XCTAssertTrue(e?.message.contains("shape [3, 256], the graph wants [8, 256]") ?? false, "\(error)")
         }
-        XCTAssertThrowsError(try runner.run(graph: "nope", function: "main", inputs: [:])) { error in
+        await assertThrowsAsync({ try await runner.run(graph: "nope", function: "main", inputs: [:]) }) { error in
             XCTAssertEqual((error as? RunnerError)?.kind, .user)
             XCTAssertTrue("\(error)".contains("no graph 'nope'"), "\(error)")
         }
         // Still serving, still exact.
         XCTAssertTrue(runner.isAlive)
-        XCTAssertEqual(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"], try ref.mlp.array("y"))
-        runner.close()
+        let again = try await runner.run(graph: "mlp", function: "main", inputs: ["x": x])["y"]
+        XCTAssertEqual(again, try ref.mlp.array("y"))
+        await runner.close()
         XCTAssertFalse(runner.isAlive)
-        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+        await assertThrowsAsync({ try await runner.run(graph: "mlp", function: "main", inputs: ["x": x]) }) { error in
             XCTAssertEqual((error as? RunnerError)?.kind, .closed)
         }
     }
 
     /// Prefill, then greedy decode steps with the state kept in the worker: every output equals
     /// the Python Session's bit for bit, and the host's argmax picks the recorded tokens.
-    func testStatefulDecodeThroughTheWorkerEqualsThePythonSession() throws {
+    func testStatefulDecodeThroughTheWorkerEqualsThePythonSession() async throws {
         let ref = try PythonReference.get()
         let steps = try ReplayRunner(recording: ref.recording).steps
         XCTAssertEqual(steps.map(\.function), ["prefill"] + Array(repeating: "decode", count: steps.count - 1))
-        let runner = try ref.worker()
-        defer { runner.close() }
+        let runner = try await ref.worker()
+        addTeardownBlock { await runner.close() }
         let recorder = RecordingRunner(wrapping: runner)
-        try recorder.resetState(graph: "decoder")
+        try await recorder.resetState(graph: "decoder")
         var previous: [Float]? = nil
         for (i, step) in steps.enumerated() {
             if let previous {  // the token fed is the argmax of the last row before it
@@ -141,46 +144,49 @@ final class WorkerRunnerTests: XCTestCase {
                 let argmax = last.indices.max { last[$0] < last[$1] }!
                 XCTAssertEqual(try step.inputs["tokens"]!.int32(), [Int32(argmax)], "step \(i)")
             }
-            let out = try recorder.run(graph: "decoder", function: step.function, inputs: step.inputs)
+            let out = try await recorder.run(graph: "decoder", function: step.function, inputs: step.inputs)
             XCTAssertEqual(out.keys.sorted(), ["logits"])
             XCTAssertEqual(out["logits"], step.outputs["logits"], "step \(i) (\(step.function)) differs from the Python Session")
             previous = try out["logits"]!.float32()
         }
-        let state = try runner.readState(graph: "decoder")
+        let state = try await runner.readState(graph: "decoder")
         XCTAssertEqual(state.count, 4)  // k and v caches of two layers
         XCTAssertEqual(state["layers_0_k_cache"]?.shape, [1, 4, 32, 16])
 
         // What went through the worker replays without it.
         let replay = recorder.replay()
         for step in steps {
-            XCTAssertEqual(try replay.run(graph: "decoder", function: step.function, inputs: step.inputs), step.outputs)
+            let replayed = try await replay.run(graph: "decoder", function: step.function, inputs: step.inputs)
+            XCTAssertEqual(replayed, step.outputs)
         }
         XCTAssertEqual(replay.remaining, 0)
 
         // After a reset the same prefill gives the same logits again.
-        try runner.resetState(graph: "decoder")
-        XCTAssertEqual(try runner.readState(graph: "decoder").count, 0)
-        let again = try runner.run(graph: "decoder", function: "prefill", inputs: steps[0].inputs)
+        try await runner.resetState(graph: "decoder")
+        let cleared = try await runner.readState(graph: "decoder")
+        XCTAssertEqual(cleared.count, 0)
+        let again = try await runner.run(graph: "decoder", function: "prefill", inputs: steps[0].inputs)
         XCTAssertEqual(again["logits"], steps[0].outputs["logits"])
+        await runner.close()
     }
 
     /// WorkerRunner's cost per call against an in-process Python Session on the same function.
     /// Printed, never asserted (the machine is shared).
-    func testOverheadPerCall() throws {
+    func testOverheadPerCall() async throws {
         let ref = try PythonReference.get()
-        let runner = try ref.worker()
-        defer { runner.close() }
+        let runner = try await ref.worker()
+        addTeardownBlock { await runner.close() }
         let x = try ref.mlp.array("x")
         let feed: [String: Tensor] = [
             "tokens": Tensor(shape: [1, 1], storage: .int32([1])), "start": Tensor(shape: [1], storage: .int32([20])),
         ]
         for (key, graph, function, inputs) in [("mlp.main", "mlp", "main", ["x": x]), ("decoder.decode", "decoder", "decode", feed)] {
-            _ = try runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
+            _ = try await runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
             var wall: [Double] = []
             var server: [Double] = []
             for _ in 0..<50 {
                 let t0 = monotonicSeconds()
-                _ = try runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
+                _ = try await runner.run(graph: graph, function: function, inputs: inputs, state: "timing")
                 wall.append((monotonicSeconds() - t0) * 1e3)
                 server.append(runner.lastServerMilliseconds ?? .nan)
             }
@@ -191,20 +197,21 @@ final class WorkerRunnerTests: XCTestCase {
             print(line)
             XCTAssertGreaterThan(wall.count, 0)
         }
+        await runner.close()
     }
 
-    func testStartErrorsAreClear() throws {
+    func testStartErrorsAreClear() async throws {
         let ref = try PythonReference.get()
         let nowhere = ref.dir.appendingPathComponent("nowhere")
-        XCTAssertThrowsError(try WorkerRunner(bundle: nowhere, executable: Repo.voxport)) { error in
+        await assertThrowsAsync({ try await WorkerRunner(bundle: nowhere, executable: Repo.voxport) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .user)
             XCTAssertTrue(e?.message.contains("no bundle at") ?? false, "\(error)")
             XCTAssertTrue(e?.message.contains("exit code 2") ?? false, "\(error)")
         }
-        XCTAssertThrowsError(
-            try WorkerRunner(bundle: ref.bundle, executable: ref.dir.appendingPathComponent("no-such-voxport"))
-        ) { error in
+        await assertThrowsAsync({
+            try await WorkerRunner(bundle: ref.bundle, executable: ref.dir.appendingPathComponent("no-such-voxport"))
+        }) { error in
             XCTAssertEqual((error as? RunnerError)?.kind, .launch)
         }
         // The executable: VOXPORT, else the venv above the bundle or the working directory.
@@ -216,45 +223,48 @@ final class WorkerRunnerTests: XCTestCase {
             Repo.voxport.standardizedFileURL.path)
     }
 
-    func testAHungWorkerTimesOut() throws {
+    func testAHungWorkerTimesOut() async throws {
         let ref = try PythonReference.get()
-        let runner = try WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("hang"), timeout: 1)
-        defer { runner.close() }
+        let runner = try await WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("hang"), timeout: 1)
+        addTeardownBlock { await runner.close() }
         let x = try ref.mlp.array("x")
         let start = monotonicSeconds()
-        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+        await assertThrowsAsync({ try await runner.run(graph: "mlp", function: "main", inputs: ["x": x]) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .timeout)
             XCTAssertTrue(e?.message.contains("within 1 s in graph 'mlp' function 'main'") ?? false, "\(error)")
         }
         XCTAssertLessThan(monotonicSeconds() - start, 30)
         XCTAssertFalse(runner.isAlive)
+        await runner.close()
     }
 
-    func testAWorkerAbortIsARuntimeCrashNamingTheGraph() throws {
+    func testAWorkerAbortIsARuntimeCrashNamingTheGraph() async throws {
         let ref = try PythonReference.get()
-        let runner = try WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("abort"))
-        defer { runner.close() }
+        let runner = try await WorkerRunner(bundle: ref.bundle, executable: try ref.fakeWorker("abort"))
+        addTeardownBlock { await runner.close() }
         let x = try ref.mlp.array("x")
-        XCTAssertThrowsError(try runner.run(graph: "mlp", function: "main", inputs: ["x": x])) { error in
+        await assertThrowsAsync({ try await runner.run(graph: "mlp", function: "main", inputs: ["x": x]) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .runtimeCrash)
             let m = e?.message ?? ""
             XCTAssertTrue(m.contains("graph 'mlp' function 'main' (killed by SIGABRT)"), m)
             XCTAssertTrue(m.contains("fake worker: abort in mlp.main"), m)  // its last words
         }
+        await runner.close()
     }
 }
 
 final class ReplayRunnerTests: XCTestCase {
-    func testPassesOnTheRecordingAndFailsOnAChangedInput() throws {
+    func testPassesOnTheRecordingAndFailsOnAChangedInput() async throws {
         let ref = try PythonReference.get()
         let replay = try ReplayRunner(recording: ref.recording)
         XCTAssertEqual(replay.manifest.model, "core")
         for step in replay.steps {
-            XCTAssertEqual(try replay.run(graph: step.graph, function: step.function, inputs: step.inputs), step.outputs)
+            let replayed = try await replay.run(graph: step.graph, function: step.function, inputs: step.inputs)
+            XCTAssertEqual(replayed, step.outputs)
         }
-        XCTAssertThrowsError(try replay.run(graph: "decoder", function: "decode", inputs: [:])) { error in
+        await assertThrowsAsync({ try await replay.run(graph: "decoder", function: "decode", inputs: [:]) }) { error in
             XCTAssertEqual((error as? RunnerError)?.kind, .replayMismatch)
             XCTAssertTrue("\(error)".contains("the recording has only 7 calls"), "\(error)")
         }
@@ -265,9 +275,9 @@ final class ReplayRunnerTests: XCTestCase {
         let token = try inputs["tokens"]!.int32()[0]
         inputs["tokens"] = Tensor(shape: [1, 1], storage: .int32([token + 1]))
         for step in changed.steps.prefix(2) {
-            _ = try changed.run(graph: step.graph, function: step.function, inputs: step.inputs)
+            _ = try await changed.run(graph: step.graph, function: step.function, inputs: step.inputs)
         }
-        XCTAssertThrowsError(try changed.run(graph: "decoder", function: "decode", inputs: inputs)) { error in
+        await assertThrowsAsync({ try await changed.run(graph: "decoder", function: "decode", inputs: inputs) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .replayMismatch)
             XCTAssertTrue(
@@ -281,18 +291,18 @@ final class ReplayRunnerTests: XCTestCase {
         let widened = try ReplayRunner(recording: ref.recording)
         let first = widened.steps[0]
         let tokens64 = Tensor(shape: [1, 8], storage: .int64(try first.inputs["tokens"]!.int32().map(Int64.init)))
-        _ = try widened.run(
+        _ = try await widened.run(
             graph: "decoder", function: "prefill", inputs: ["tokens": tokens64, "start": first.inputs["start"]!])
 
         // Out of order: the recording starts with prefill.
         let order = try ReplayRunner(recording: ref.recording)
-        XCTAssertThrowsError(try order.run(graph: "decoder", function: "decode", inputs: replay.steps[1].inputs)) {
+        await assertThrowsAsync({ try await order.run(graph: "decoder", function: "decode", inputs: replay.steps[1].inputs) }) {
             error in
             XCTAssertTrue("\(error)".contains("the recording has decoder.prefill"), "\(error)")
         }
     }
 
-    func testFloatInputsWithinTheStepTolerance() throws {
+    func testFloatInputsWithinTheStepTolerance() async throws {
         let ref = try PythonReference.get()
         let manifest = try ModelBundle.open(ref.bundle).manifest
         let x = try ref.mlp.array("x")
@@ -304,19 +314,22 @@ final class ReplayRunnerTests: XCTestCase {
         }
         let step = ReplayRunner.Step(graph: "mlp", function: "main", inputs: ["x": x], outputs: ["y": y], tolerance: 1e-3)
         let within = ReplayRunner(manifest: manifest, steps: [step])
-        XCTAssertEqual(try within.run(graph: "mlp", function: "main", inputs: ["x": try nudged(5e-4)])["y"], y)
+        let withinY = try await within.run(graph: "mlp", function: "main", inputs: ["x": try nudged(5e-4)])["y"]
+        XCTAssertEqual(withinY, y)
         let beyond = ReplayRunner(manifest: manifest, steps: [step])
-        XCTAssertThrowsError(try beyond.run(graph: "mlp", function: "main", inputs: ["x": try nudged(2e-3)])) { error in
+        let far = try nudged(2e-3)
+        await assertThrowsAsync({ try await beyond.run(graph: "mlp", function: "main", inputs: ["x": far]) }) { error in
             let e = error as? RunnerError
             XCTAssertEqual(e?.kind, .replayMismatch)
             XCTAssertTrue(e?.message.contains("element 17") ?? false, "\(error)")
             XCTAssertTrue(e?.message.contains("> tolerance 0.001") ?? false, "\(error)")
         }
         let exact = ReplayRunner(manifest: manifest, steps: [ReplayRunner.Step(graph: "mlp", function: "main", inputs: ["x": x], outputs: ["y": y])])
-        XCTAssertThrowsError(try exact.run(graph: "mlp", function: "main", inputs: ["x": try nudged(1e-6)]))
+        let near = try nudged(1e-6)
+        await assertThrowsAsync({ try await exact.run(graph: "mlp", function: "main", inputs: ["x": near]) })
         let shape = ReplayRunner(manifest: manifest, steps: [step])
         let short = Tensor(shape: [3, 256], storage: .float32([Float](repeating: 0, count: 768)))
-        XCTAssertThrowsError(try shape.run(graph: "mlp", function: "main", inputs: ["x": short])) { error in
+        await assertThrowsAsync({ try await shape.run(graph: "mlp", function: "main", inputs: ["x": short]) }) { error in
             XCTAssertTrue("\(error)".contains("shape [3, 256], recorded [8, 256]"), "\(error)")
         }
     }

@@ -77,7 +77,7 @@ public struct Audio8Codec {
 
     /// One graph call on frames `w.start..<w.emitTo` of `columns` (zero-padded to the
     /// window); the samples of `w.emitFrom..<w.emitTo`.
-    public func decode(_ columns: [[Int32]], _ w: Audio8CodecWindow) throws -> [Float] {
+    public func decode(_ columns: [[Int32]], _ w: Audio8CodecWindow) async throws -> [Float] {
         let books = tables.frame.numCodebooks, n = w.emitTo - w.start
         guard n > 0, n <= window, w.emitTo <= columns.count else {
             throw VoxportError(.user, "codec window \(w.start)..<\(w.emitTo) does not fit \(columns.count) frames / window \(window)")
@@ -87,7 +87,7 @@ public struct Audio8Codec {
             let col = columns[w.start + t]
             for b in 0..<books { block[b * window + t] = col[b] }
         }
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: Self.graph, function: Self.function, inputs: ["codes": TensorSlices.ints(block, [1, books, window])])
         guard let wav = try out["wav"]?.float32() else {
             throw VoxportError(.bundleIntegrity, "codec output 'wav' is missing (has: \(out.keys.sorted()))")
@@ -97,11 +97,11 @@ public struct Audio8Codec {
     }
 
     /// `decode_whole`: the utterance after generation, windows sharing `context` frames.
-    public func decodeWhole(_ columns: [[Int32]], report: inout Audio8DecodeReport) throws -> [Float] {
+    public func decodeWhole(_ columns: [[Int32]], report: inout Audio8DecodeReport) async throws -> [Float] {
         let kept = prepare(columns, report: &report)
         var wav: [Float] = []
         for w in try Self.plan(total: kept.count, window: window, context: context) {
-            wav += try decode(kept, w)
+            wav += try await decode(kept, w)
             report.windows += 1
         }
         return wav
@@ -126,22 +126,22 @@ public struct Audio8Streamer {
     var step: Int { done == 0 ? codec.window : codec.window - codec.context }
 
     /// After each frame call: keep a non-eos frame's codes; decode when a window is ready.
-    public mutating func frame(_ frame: Audio8Frame, eos: Int32) throws {
+    public mutating func frame(_ frame: Audio8Frame, eos: Int32) async throws {
         if frame.semantic != eos { columns.append(frame.codes) }
-        if columns.count - done >= step { try decode(upTo: done + step) }
+        if columns.count - done >= step { try await decode(upTo: done + step) }
     }
 
     /// After the loop: whatever is left.
-    public mutating func finish(total: Int) throws {
-        if total > done { try decode(upTo: total) }
+    public mutating func finish(total: Int) async throws {
+        if total > done { try await decode(upTo: total) }
     }
 
-    mutating func decode(upTo total: Int) throws {
+    mutating func decode(upTo total: Int) async throws {
         while done < total {
             let start = max(0, done - codec.context), end = min(start + codec.window, total)
             var part = Audio8DecodeReport()
             let kept = codec.prepare(Array(columns[start..<end]), report: &part)
-            let wav = try codec.decode(kept, Audio8CodecWindow(start: 0, emitFrom: done - start, emitTo: end - start))
+            let wav = try await codec.decode(kept, Audio8CodecWindow(start: 0, emitFrom: done - start, emitTo: end - start))
             report.windows += 1
             emitted.append(wav)
             emit(wav)

@@ -61,7 +61,7 @@ public struct Audio8FrameLoop {
     }
 
     /// Write KV rows 0..columns-1 in windows (a pad column has row 0 = -1); the call count.
-    public func prefill(_ prompt: Audio8Prompt, columns: Int) throws -> Int {
+    public func prefill(_ prompt: Audio8Prompt, columns: Int) async throws -> Int {
         let w = tables.frame.prefillWindow, rows = prompt.rows
         var calls = 0
         for start in stride(from: 0, to: columns, by: w) {
@@ -71,7 +71,7 @@ public struct Audio8FrameLoop {
             for r in 0..<rows {
                 for c in 0..<n { codes[r * w + c] = prompt.value(row: r, column: start + c) }
             }
-            _ = try runner.run(
+            _ = try await runner.run(
                 graph: Self.graph, function: "prefill",
                 inputs: ["codes": TensorSlices.ints(codes, [1, rows, w]), "pos": TensorSlices.ints([Int32(start)], [1])],
                 state: state)
@@ -81,9 +81,9 @@ public struct Audio8FrameLoop {
     }
 
     /// One fused `frame` call: `column` [11] at KV row `pos`, the RAS `window`, the uniforms.
-    public func frame(column: [Int32], pos: Int, window: [Int32], slow: [Float], fast: [Float]) throws -> Audio8Frame {
+    public func frame(column: [Int32], pos: Int, window: [Int32], slow: [Float], fast: [Float]) async throws -> Audio8Frame {
         let rows = tables.frame.rows, books = tables.frame.numCodebooks
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: Self.graph, function: "frame",
             inputs: [
                 "codes": TensorSlices.ints(column, [1, rows, 1]),
@@ -104,26 +104,26 @@ public struct Audio8FrameLoop {
             high: try Self.integers(out, "high")[0], codes: codes, logits: out["logits"], fastLogits: out["fast_logits"])
     }
 
-    /// The publisher's `generate` over the graph; `onFrame(step, frame)` after every call.
+    /// The publisher's `generate` over the graph; `onFrame(step, frame)` awaited after every call.
     public func generate<U: Audio8Uniforms>(
         prompt: Audio8Prompt, maxFrames: Int, uniforms: inout U,
-        onFrame: ((Int, Audio8Frame) throws -> Void)? = nil
-    ) throws -> Audio8FrameLoopResult {
+        onFrame: ((Int, Audio8Frame) async throws -> Void)? = nil
+    ) async throws -> Audio8FrameLoopResult {
         guard prompt.rows == tables.frame.rows, prompt.columns >= 2 else {
             throw VoxportError(.user, "audio8: prompt must be [\(tables.frame.rows), P >= 2], got [\(prompt.rows), \(prompt.columns)]")
         }
         let width = prompt.columns
         try checkBudget(columns: width, maxFrames: maxFrames)
-        try runner.resetState(graph: Self.graph, state: state)
+        try await runner.resetState(graph: Self.graph, state: state)
         var result = Audio8FrameLoopResult(books: tables.frame.numCodebooks)
-        result.prefillCalls = try prefill(prompt, columns: width - 1)
+        result.prefillCalls = try await prefill(prompt, columns: width - 1)
         var column = prompt.column(width - 1)
         var window = RASWindow(size: tables.frame.rasWindow)
         for step in 0..<maxFrames {
             let u = uniforms.next(step: step)
-            let frame = try frame(column: column, pos: width - 1 + step, window: window.values, slow: u.slow, fast: u.fast)
+            let frame = try await frame(column: column, pos: width - 1 + step, window: window.values, slow: u.slow, fast: u.fast)
             result.frames.append(frame)
-            try onFrame?(step, frame)
+            try await onFrame?(step, frame)
             if frame.semantic == tables.tokens.eos {
                 result.finished = true
                 break

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 import VoxportRunner
 
@@ -67,16 +68,16 @@ public final class Audio8Host {
     // -- per-stage entry points (a bench times these) ------------------------------------------
 
     /// One fused frame call (after a prefill has filled the KV rows before `pos`).
-    public func frame(column: [Int32], pos: Int, window: [Int32], uniforms: inout SeededUniforms, step: Int = 0) throws
+    public func frame(column: [Int32], pos: Int, window: [Int32], uniforms: inout SeededUniforms, step: Int = 0) async throws
         -> Audio8Frame
     {
         let u = uniforms.next(step: step)
-        return try frameLoop.frame(column: column, pos: pos, window: window, slow: u.slow, fast: u.fast)
+        return try await frameLoop.frame(column: column, pos: pos, window: window, slow: u.slow, fast: u.fast)
     }
 
     /// One codec window over `columns` (frames of [10] codes).
-    public func decodeWindow(_ columns: [[Int32]], _ window: Audio8CodecWindow) throws -> [Float] {
-        try codec.decode(columns, window)
+    public func decodeWindow(_ columns: [[Int32]], _ window: Audio8CodecWindow) async throws -> [Float] {
+        try await codec.decode(columns, window)
     }
 
     // -- text to speech ----------------------------------------------------------------------
@@ -85,12 +86,12 @@ public final class Audio8Host {
     public func speak(
         pieces: [[Int32]], voice: Audio8Voice? = nil, seed: Int = 0, maxFrames: Int? = nil, stream: Bool = false,
         onAudio: (([Float]) -> Void)? = nil
-    ) throws -> (audio: [Float], pieces: [Audio8PieceResult]) {
+    ) async throws -> (audio: [Float], pieces: [Audio8PieceResult]) {
         guard !pieces.isEmpty else { throw VoxportError(.user, "audio8_tts: nothing to say (no pieces of token ids)") }
         let budget = maxFrames ?? defaultMaxFrames
         var results: [Audio8PieceResult] = []
         for (i, tokens) in pieces.enumerated() {
-            results.append(try speakPiece(tokens, voice: voice, seed: seed, piece: i, maxFrames: budget, stream: stream, onAudio: onAudio))
+            results.append(try await speakPiece(tokens, voice: voice, seed: seed, piece: i, maxFrames: budget, stream: stream, onAudio: onAudio))
         }
         return (results.flatMap(\.audio), results)
     }
@@ -98,9 +99,9 @@ public final class Audio8Host {
     func speakPiece(
         _ tokens: [Int32], voice: Audio8Voice?, seed: Int, piece: Int, maxFrames: Int, stream: Bool,
         onAudio: (([Float]) -> Void)?
-    ) throws -> Audio8PieceResult {
+    ) async throws -> Audio8PieceResult {
         let start = DispatchTime.now().uptimeNanoseconds
-        timer.nanoseconds = 0
+        timer.reset()
         let prompt = try self.prompt(tokens: tokens, voice: voice, maxFrames: maxFrames)
         var u = try uniforms(seed: seed, piece: piece)
         var audio: [Float] = [], report = Audio8DecodeReport()
@@ -108,15 +109,15 @@ public final class Audio8Host {
         if stream {
             var streamer = Audio8Streamer(codec: codec) { onAudio?($0) }
             let eos = tables.tokens.eos
-            loop = try frameLoop.generate(prompt: prompt, maxFrames: maxFrames, uniforms: &u) { _, f in
-                try streamer.frame(f, eos: eos)
+            loop = try await frameLoop.generate(prompt: prompt, maxFrames: maxFrames, uniforms: &u) { _, f in
+                try await streamer.frame(f, eos: eos)
             }
-            try streamer.finish(total: loop.frameCount)
+            try await streamer.finish(total: loop.frameCount)
             audio = streamer.emitted.flatMap { $0 }
             report.windows = streamer.report.windows
         } else {
-            loop = try frameLoop.generate(prompt: prompt, maxFrames: maxFrames, uniforms: &u)
-            audio = try codec.decodeWhole(loop.columns, report: &report)
+            loop = try await frameLoop.generate(prompt: prompt, maxFrames: maxFrames, uniforms: &u)
+            audio = try await codec.decodeWhole(loop.columns, report: &report)
             onAudio?(audio)
         }
         // clamped draws counted once per frame (streamed windows re-read their context)
@@ -135,14 +136,20 @@ public final class Audio8Host {
 /// Passes calls through and adds up the time spent in them (graph time, split from host time).
 final class TimedRunner: GraphRunner {
     let base: GraphRunner
-    var nanoseconds: UInt64 = 0
+    private let total = Mutex<UInt64>(0)
     init(_ base: GraphRunner) { self.base = base }
     var manifest: Manifest { base.manifest }
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
+    /// Graph time since the last `reset()`.
+    var nanoseconds: UInt64 { total.withLock { $0 } }
+    func reset() { total.withLock { $0 = 0 } }
+    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
         let t = DispatchTime.now().uptimeNanoseconds
-        defer { nanoseconds += DispatchTime.now().uptimeNanoseconds - t }
-        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+        defer {
+            let elapsed = DispatchTime.now().uptimeNanoseconds - t
+            total.withLock { $0 += elapsed }
+        }
+        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
     }
-    func resetState(graph: String, state: String) throws { try base.resetState(graph: graph, state: state) }
-    func close() { base.close() }
+    func resetState(graph: String, state: String) async throws { try await base.resetState(graph: graph, state: state) }
+    func close() async { await base.close() }
 }

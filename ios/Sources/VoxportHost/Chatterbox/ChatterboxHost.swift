@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoxportCore
 import VoxportRunner
 
@@ -109,18 +110,20 @@ public final class ChatterboxHost {
 
     // -- stages ---------------------------------------------------------------------------
 
-    public func t3(textIDs: [Int32], voice: ChatterboxVoice, options: ChatterboxOptions, uniforms: T3Uniforms) throws -> T3Result {
-        try decoder.generate(
+    public func t3(textIDs: [Int32], voice: ChatterboxVoice, options: ChatterboxOptions, uniforms: T3Uniforms) async throws
+        -> T3Result
+    {
+        try await decoder.generate(
             runner: runner, condEmb: try voice.condEmb(exaggeration: options.exaggeration), textIDs: textIDs,
             sampling: options.sampling, uniforms: uniforms, maxNewTokens: options.maxNewTokens ?? speechBudget)
     }
 
-    public func flow(speechTokens: [Int], voice: ChatterboxVoice, noise: [Float], steps: Int = 10) throws -> FlowResult {
-        try flowSolver.inference(runner: runner, voice: voice, speechTokens: speechTokens.map { Int32($0) }, noise: noise, steps: steps)
+    public func flow(speechTokens: [Int], voice: ChatterboxVoice, noise: [Float], steps: Int = 10) async throws -> FlowResult {
+        try await flowSolver.inference(runner: runner, voice: voice, speechTokens: speechTokens.map { Int32($0) }, noise: noise, steps: steps)
     }
 
-    public func vocode(mel: [Float], frames: Int, draws: HiftDraws) throws -> HiftResult {
-        try vocoder.vocode(runner: runner, mel: mel, frames: frames, draws: draws)
+    public func vocode(mel: [Float], frames: Int, draws: HiftDraws) async throws -> HiftResult {
+        try await vocoder.vocode(runner: runner, mel: mel, frames: frames, draws: draws)
     }
 
     /// The CFM's noise frames for `tokens` speech tokens: ratio x (prompt + speech tokens).
@@ -132,17 +135,17 @@ public final class ChatterboxHost {
 
     /// One chunk of text ids (SOT .. EOT, as `voxport tokenize chatterbox` prints them) to audio.
     public func synthesize(textIDs: [Int32], voice: ChatterboxVoice, options: ChatterboxOptions = .init(),
-                           draws: ChatterboxDraws, chunk: Int = 0) throws -> ChatterboxChunkResult {
+                           draws: ChatterboxDraws, chunk: Int = 0) async throws -> ChatterboxChunkResult {
         let start = DispatchTime.now().uptimeNanoseconds, graphStart = runner.graphNanoseconds
-        let t3 = try self.t3(textIDs: textIDs, voice: voice, options: options, uniforms: draws.uniforms(chunk: chunk))
+        let t3 = try await self.t3(textIDs: textIDs, voice: voice, options: options, uniforms: draws.uniforms(chunk: chunk))
         let speech = SpeechTokens.dropInvalid(t3.tokens)
         var flowResult: FlowResult?, hiftResult: HiftResult?
         var wav: [Float] = []
         if !speech.isEmpty {
             let noise = draws.noise(chunk: chunk, frames: noiseFrames(voice: voice, tokens: speech.count))
-            let f = try flow(speechTokens: speech, voice: voice, noise: noise, steps: options.steps)
+            let f = try await flow(speechTokens: speech, voice: voice, noise: noise, steps: options.steps)
             let samples = f.frames * files.hift.upsample
-            let h = try vocode(mel: f.mel, frames: f.frames, draws: draws.hift(chunk: chunk, samples: samples, harmonics: files.hift.harmonics))
+            let h = try await vocode(mel: f.mel, frames: f.frames, draws: draws.hift(chunk: chunk, samples: samples, harmonics: files.hift.harmonics))
             wav = files.hift.trimFade.map { HiftSpectra.trimFade(h.wav, fade: $0) } ?? h.wav
             (flowResult, hiftResult) = (f, h)
         }
@@ -155,14 +158,14 @@ public final class ChatterboxHost {
 
     /// Chunks of text ids to one 24 kHz waveform (chunks joined as the Python pipeline does).
     public func speak(chunks: [[Int32]], voice: ChatterboxVoice? = nil, options: ChatterboxOptions = .init(),
-                      draws: ChatterboxDraws = SplitMixDraws()) throws -> (audio: [Float], results: [ChatterboxChunkResult]) {
+                      draws: ChatterboxDraws = SplitMixDraws()) async throws -> (audio: [Float], results: [ChatterboxChunkResult]) {
         guard let voice = voice ?? files.defaultVoice else {
             throw VoxportError(.user, "the bundle has no default voice (voice_default.npz): pass a voice from `voxport voice chatterbox`")
         }
         guard !chunks.isEmpty else { throw VoxportError(.user, "nothing to say: no token chunks given") }
         var results: [ChatterboxChunkResult] = []
         for (i, ids) in chunks.enumerated() {
-            results.append(try synthesize(textIDs: ids, voice: voice, options: options, draws: draws, chunk: i))
+            results.append(try await synthesize(textIDs: ids, voice: voice, options: options, draws: draws, chunk: i))
         }
         return (results.flatMap(\.wav), results)
     }
@@ -172,18 +175,30 @@ public final class ChatterboxHost {
 /// time is its wall time minus the graph calls (the figure `ms per audio second` reports).
 public final class ChatterboxTimedRunner: GraphRunner {
     public let base: GraphRunner
-    public private(set) var graphNanoseconds: UInt64 = 0
-    public private(set) var calls: [String: Int] = [:]
+    private struct Totals {
+        var graphNanoseconds: UInt64 = 0
+        var calls: [String: Int] = [:]
+    }
+    private let totals = Mutex(Totals())
+    public var graphNanoseconds: UInt64 { totals.withLock { $0.graphNanoseconds } }
+    public var calls: [String: Int] { totals.withLock { $0.calls } }
     public init(_ base: GraphRunner) { self.base = base }
     public var manifest: Manifest { base.manifest }
 
-    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) throws -> [String: Tensor] {
+    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
+        -> [String: Tensor]
+    {
         let t = DispatchTime.now().uptimeNanoseconds
-        defer { graphNanoseconds += DispatchTime.now().uptimeNanoseconds - t }
-        calls[graph, default: 0] += 1
-        return try base.run(graph: graph, function: function, inputs: inputs, state: state)
+        defer {
+            let elapsed = DispatchTime.now().uptimeNanoseconds - t
+            totals.withLock { $0.graphNanoseconds += elapsed }
+        }
+        totals.withLock { $0.calls[graph, default: 0] += 1 }
+        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
     }
 
-    public func resetState(graph: String, state: String) throws { try base.resetState(graph: graph, state: state) }
-    public func close() { base.close() }
+    public func resetState(graph: String, state: String) async throws {
+        try await base.resetState(graph: graph, state: state)
+    }
+    public func close() async { await base.close() }
 }

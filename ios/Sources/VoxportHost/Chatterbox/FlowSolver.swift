@@ -36,10 +36,10 @@ public struct FlowSolver {
     }
 
     /// mu [80, total] for prompt + speech tokens, the real region of the encoder's output.
-    public func encode(runner: GraphRunner, tokens: [Int32], total: Int) throws -> [Float] {
+    public func encode(runner: GraphRunner, tokens: [Int32], total: Int) async throws -> [Float] {
         let bucket = try encoderBuckets.select([("N", tokens.count)])
         let n = bucket["N"]!
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: Self.encoderGraph, function: "encode_\(bucket.label)",
             inputs: ["tokens": TensorSlices.ints(tokens + [Int32](repeating: 0, count: n - tokens.count), [1, n]),
                      "length": TensorSlices.ints([Int32(tokens.count)], [1])])
@@ -80,7 +80,7 @@ public struct FlowSolver {
 
     /// The Euler loop: states (noise first) trimmed to `total` frames.
     public func solve(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int,
-                      schedule: [Float]) throws -> [[Float]] {
+                      schedule: [Float]) async throws -> [[Float]] {
         let c = FlowTables.melChannels
         let function = "estimate_F\(frames)"
         var x = try TensorSlices.resize(TensorSlices.floats(noise, [1, c, total]), axis: 2, to: frames).float32()
@@ -90,7 +90,7 @@ public struct FlowSolver {
             var inputs = constants
             inputs["x"] = TensorSlices.floats(x + x, [2, c, frames])
             inputs["t"] = TensorSlices.floats([t, t], [2])
-            let out = try runner.run(graph: Self.estimatorGraph, function: function, inputs: inputs)
+            let out = try await runner.run(graph: Self.estimatorGraph, function: function, inputs: inputs)
             guard let v = out["velocity"] else { throw VoxportError(.bundleIntegrity, "flow_estimator returned no 'velocity'") }
             x = Self.eulerStep(x, velocity: try v.float32(), dt: r - t, rate: tables.cfgRate)
             states.append(try TensorSlices.resize(TensorSlices.floats(x, [1, c, frames]), axis: 2, to: total).float32())
@@ -99,7 +99,9 @@ public struct FlowSolver {
     }
 
     /// Speech tokens -> mel [80, 2 n] after the prompt frames; `noise` is z [80, total].
-    public func inference(runner: GraphRunner, voice: ChatterboxVoice, speechTokens: [Int32], noise: [Float], steps: Int = 10) throws -> FlowResult {
+    public func inference(runner: GraphRunner, voice: ChatterboxVoice, speechTokens: [Int32], noise: [Float], steps: Int = 10) async throws
+        -> FlowResult
+    {
         try checkTokens(voice.promptTokens, "prompt_tokens")
         try checkTokens(speechTokens, "speech_tokens")
         let tokens = voice.promptTokens + speechTokens
@@ -112,10 +114,10 @@ public struct FlowSolver {
         guard noise.count == FlowTables.melChannels * total else {
             throw VoxportError(.user, "noise: \(noise.count / FlowTables.melChannels) frames, want \(total) ([1, 80, \(total)])")
         }
-        let mu = try encode(runner: runner, tokens: tokens, total: total)
+        let mu = try await encode(runner: runner, tokens: tokens, total: total)
         let constants = cfgInputs(mu: mu, total: total, voice: voice, frames: frames)
         let schedule = try FlowTables.schedule(steps: steps, cosine: tables.cosineSchedule)
-        let states = try solve(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
+        let states = try await solve(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
         let last = states.last!, p = voice.promptFrames, gen = total - p
         var mel = [Float](repeating: 0, count: FlowTables.melChannels * gen)
         for ch in 0..<FlowTables.melChannels {

@@ -22,14 +22,14 @@ public struct HiftVocoder {
         self.buckets = buckets
     }
 
-    public func vocode(runner: GraphRunner, mel: [Float], frames: Int, draws: HiftDraws) throws -> HiftResult {
+    public func vocode(runner: GraphRunner, mel: [Float], frames: Int, draws: HiftDraws) async throws -> HiftResult {
         let c = FlowTables.melChannels
         guard mel.count == c * frames else { throw VoxportError(.user, "mel must be [1, 80, \(frames)], got \(mel.count) values") }
         let bucket = try buckets.select([("F", frames)])
         let size = bucket["F"]!
         let melP = try TensorSlices.resize(TensorSlices.floats(mel, [1, c, frames]), axis: 2, to: size)
         let n = TensorSlices.ints([Int32(frames)], [1])
-        let f0Out = try runner.run(graph: Self.f0Graph, function: "f0_\(bucket.label)", inputs: ["mel": melP, "n_frames": n])
+        let f0Out = try await runner.run(graph: Self.f0Graph, function: "f0_\(bucket.label)", inputs: ["mel": melP, "n_frames": n])
         guard let f0t = f0Out["f0"] else { throw VoxportError(.bundleIntegrity, "hift_f0 returned no 'f0'") }
         let f0 = Array(try f0t.float32().prefix(frames))
         let source = try HiftSource(tables: tables).source(f0: f0, draws: draws)
@@ -37,7 +37,7 @@ public struct HiftVocoder {
         let rows = 2 * tables.bins
         let padded = try TensorSlices.resize(
             TensorSlices.floats(stft.values, [1, rows, stft.frames]), axis: 2, to: size * (tables.upsample / tables.hop) + 1)
-        let out = try runner.run(graph: Self.trunkGraph, function: "trunk_\(bucket.label)",
+        let out = try await runner.run(graph: Self.trunkGraph, function: "trunk_\(bucket.label)",
                                  inputs: ["mel": melP, "source_stft": padded, "n_frames": n])
         guard let mag = out["magnitude"], let phase = out["phase"] else {
             throw VoxportError(.bundleIntegrity, "hift_trunk returned \(out.keys.sorted()), expected magnitude and phase")

@@ -75,7 +75,7 @@ public struct T3Decoder {
     public func generate(
         runner: GraphRunner, condEmb: [Float], textIDs: [Int32], sampling: SamplingConfig,
         uniforms: T3Uniforms, maxNewTokens: Int, state: String = "default"
-    ) throws -> T3Result {
+    ) async throws -> T3Result {
         guard maxNewTokens >= 1 else { throw VoxportError(.user, "max_new_tokens must be >= 1, got \(maxNewTokens)") }
         let (embeds, rows) = try tables.prefillEmbeds(condEmb: condEmb, textIDs: textIDs)
         let bucket = try checkFits(rows: rows, maxNewTokens: maxNewTokens)
@@ -84,8 +84,8 @@ public struct T3Decoder {
         for b in 0..<2 {
             for i in 0..<(rows * h) { padded[b * bucket * h + i] = embeds[b * rows * h + i] }
         }
-        try runner.resetState(graph: Self.graph, state: state)
-        var logits = try runner.run(
+        try await runner.resetState(graph: Self.graph, state: state)
+        var logits = try await runner.run(
             graph: Self.graph, function: "prefill_P\(bucket)",
             inputs: ["embeds": TensorSlices.floats(padded, [2, bucket, h]), "length": TensorSlices.ints([Int32(rows)], [1])],
             state: state)
@@ -104,7 +104,7 @@ public struct T3Decoder {
             result.tokens.append(token)
             history.append(token)
             if step == maxNewTokens - 1 { break }
-            logits = try runner.run(
+            logits = try await runner.run(
                 graph: Self.graph, function: "decode",
                 inputs: [
                     "embeds": TensorSlices.floats(try tables.stepEmbeds(token: token, step: step), [2, 1, h]),

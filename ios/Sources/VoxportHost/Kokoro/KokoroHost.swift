@@ -68,12 +68,12 @@ public final class KokoroHost {
     // real-length arrays out.
 
     /// duration [T] (before speed), d [1, T, C], t_en [1, C, T] for T ids.
-    public func predictor(ids: [Int32], refS: [Float]) throws -> (duration: [Float], d: Tensor, tEn: Tensor) {
+    public func predictor(ids: [Int32], refS: [Float]) async throws -> (duration: [Float], d: Tensor, tEn: Tensor) {
         let n = ids.count
         let bucket = try tables["predictor"]!.select([("T", n)])
         let t = bucket["T"]!
         let padded = ids + [Int32](repeating: 0, count: t - n)
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: "predictor", function: label("predictor", bucket),
             inputs: [
                 "ids": TensorSlices.ints(padded, [1, t]),
@@ -86,12 +86,12 @@ public final class KokoroHost {
     }
 
     /// asr [1, C, L], F0 [2L], N [2L] for the L = sum(predDur) frames.
-    public func prosody(d: Tensor, tEn: Tensor, predDur: [Int], refS: [Float]) throws -> (asr: Tensor, f0: [Float], n: [Float]) {
+    public func prosody(d: Tensor, tEn: Tensor, predDur: [Int], refS: [Float]) async throws -> (asr: Tensor, f0: [Float], n: [Float]) {
         let tokens = d.shape[1], frames = predDur.reduce(0, +)
         let bucket = try tables["prosody"]!.select([("T", tokens), ("L", frames)])
         let tb = bucket["T"]!, lb = bucket["L"]!
         let (aln, _) = try Durations.paddedAlignment(predDur, tokens: tb, frames: lb)
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: "prosody", function: label("prosody", bucket),
             inputs: [
                 "d": try TensorSlices.resize(d, axis: 1, to: tb),
@@ -106,13 +106,15 @@ public final class KokoroHost {
     }
 
     /// The waveform's real L * 600 samples.
-    public func vocoder(asr: Tensor, f0: [Float], n: [Float], har: [Float], harFrames: Int, refS: [Float]) throws -> [Float] {
+    public func vocoder(asr: Tensor, f0: [Float], n: [Float], har: [Float], harFrames: Int, refS: [Float]) async throws
+        -> [Float]
+    {
         let frames = asr.shape[2]
         let bucket = try tables["vocoder"]!.select([("L", frames)])
         let lb = bucket["L"]!
         let rows = 2 * source.config.bins
         let harPadded = KokoroAudio.padHar(har, rows: rows, frames: harFrames, bucketFrames: lb, hop: source.config.hop)
-        let out = try runner.run(
+        let out = try await runner.run(
             graph: "vocoder", function: label("vocoder", bucket),
             inputs: [
                 "asr": try TensorSlices.resize(asr, axis: 2, to: lb),
@@ -126,25 +128,25 @@ public final class KokoroHost {
     }
 
     /// One chunk (ids with their two pads) to audio.
-    public func synthesize(ids: [Int32], refS: [Float], speed: Double = 1.0, noise: SourceNoise, seed: Int) throws
+    public func synthesize(ids: [Int32], refS: [Float], speed: Double = 1.0, noise: SourceNoise, seed: Int) async throws
         -> KokoroChunkResult
     {
         let start = DispatchTime.now().uptimeNanoseconds
         var graphNs: UInt64 = 0
-        func timed<T>(_ f: () throws -> T) rethrows -> T {
+        func timed<T>(_ f: () async throws -> T) async rethrows -> T {
             let t = DispatchTime.now().uptimeNanoseconds
             defer { graphNs += DispatchTime.now().uptimeNanoseconds - t }
-            return try f()
+            return try await f()
         }
-        let pred = try timed { try predictor(ids: ids, refS: refS) }
+        let pred = try await timed { try await predictor(ids: ids, refS: refS) }
         let predDur = try Durations.predDurations(pred.duration, speed: speed)
         let frames = predDur.reduce(0, +)
-        let pros = try timed { try prosody(d: pred.d, tEn: pred.tEn, predDur: predDur, refS: refS) }
+        let pros = try await timed { try await prosody(d: pred.d, tEn: pred.tEn, predDur: predDur, refS: refS) }
         let draws = noise.draws(frames: 2 * frames, seed: seed)
         var har = try source.har(f0: pros.f0, draws: draws)
         if foldNegativePi { har = source.foldingNegativePi(har) }
-        let audio = try timed {
-            try vocoder(asr: pros.asr, f0: pros.f0, n: pros.n, har: har.values, harFrames: har.frames, refS: refS)
+        let audio = try await timed {
+            try await vocoder(asr: pros.asr, f0: pros.f0, n: pros.n, har: har.values, harFrames: har.frames, refS: refS)
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let graph = Double(graphNs) / 1e6
@@ -153,7 +155,7 @@ public final class KokoroHost {
 
     /// Phonemes to 24 kHz audio: chunks synthesised (chunk i with seed `seed + i`) and joined.
     public func speak(_ phonemes: String, voice: VoicePack, speed: Double = 1.0, noise: SourceNoise, seed: Int = 0)
-        throws -> (audio: [Float], results: [KokoroChunkResult])
+        async throws -> (audio: [Float], results: [KokoroChunkResult])
     {
         let chunks = try chunks(phonemes)
         guard !chunks.isEmpty else {
@@ -161,25 +163,25 @@ public final class KokoroHost {
         }
         var results: [KokoroChunkResult] = []
         for (i, chunk) in chunks.enumerated() {
-            results += try speakChunk(chunk, voice: voice, speed: speed, noise: noise, seed: seed + i)
+            results += try await speakChunk(chunk, voice: voice, speed: speed, noise: noise, seed: seed + i)
         }
         return (KokoroAudio.join(results.map(\.audio)), results)
     }
 
     /// One chunk; when its frames outgrow every bucket it is split again at half its ids
     /// (frames are only known after the predictor), seeds `seed + 1000 (j + 1)`.
-    func speakChunk(_ chunk: KokoroChunk, voice: VoicePack, speed: Double, noise: SourceNoise, seed: Int) throws
+    func speakChunk(_ chunk: KokoroChunk, voice: VoicePack, speed: Double, noise: SourceNoise, seed: Int) async throws
         -> [KokoroChunkResult]
     {
         let refS = try voice.row(nPhonemes: chunk.nPhonemes)
         do {
-            return [try synthesize(ids: chunk.ids, refS: refS, speed: speed, noise: noise, seed: seed)]
+            return [try await synthesize(ids: chunk.ids, refS: refS, speed: speed, noise: noise, seed: seed)]
         } catch let e as VoxportError where e.kind == .bucketOverflow {
             let parts = try chunks(chunk.phonemes, maxIDs: max(3, chunk.ids.count / 2))
             if parts.count < 2 { throw e }
             var out: [KokoroChunkResult] = []
             for (j, part) in parts.enumerated() {
-                out += try speakChunk(part, voice: voice, speed: speed, noise: noise, seed: seed + 1000 * (j + 1))
+                out += try await speakChunk(part, voice: voice, speed: speed, noise: noise, seed: seed + 1000 * (j + 1))
             }
             return out
         }

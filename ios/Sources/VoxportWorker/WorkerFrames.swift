@@ -1,6 +1,10 @@
 import Foundation
 import VoxportCore
 
+/// A tensor crossing the host/graph boundary: shape plus typed, C-order storage (the same
+/// type the host reads from `.npz` files).
+public typealias Tensor = NpyArray
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -17,25 +21,27 @@ public enum WorkerFrames {
     /// Frames up to this many array bytes are sent with one write (copied once).
     static let coalesceBytes = 8 << 20
 
-    /// The wire dtype name and raw bytes of a tensor. Strings cannot be sent.
-    static func encode(_ name: String, _ t: Tensor) throws -> (dtype: String, bytes: Data) {
+    /// The wire form of a tensor (its dtype's numpy name and raw bytes). Strings cannot be sent.
+    public static func encode(_ name: String, _ t: Tensor) throws -> WireArray {
+        func wire(_ dtype: String, _ bytes: Data) -> WireArray { WireArray(name: name, dtype: dtype, shape: t.shape, bytes: bytes) }
         switch t.storage {
-        case .float32(let v): return ("float32", v.withUnsafeBytes { Data($0) })
-        case .float64(let v): return ("float64", v.withUnsafeBytes { Data($0) })
-        case .int32(let v): return ("int32", v.withUnsafeBytes { Data($0) })
-        case .int64(let v): return ("int64", v.withUnsafeBytes { Data($0) })
-        case .bool(let v): return ("bool", Data(v.map { $0 ? 1 : 0 }))
+        case .float32(let v): return wire("float32", v.withUnsafeBytes { Data($0) })
+        case .float64(let v): return wire("float64", v.withUnsafeBytes { Data($0) })
+        case .int32(let v): return wire("int32", v.withUnsafeBytes { Data($0) })
+        case .int64(let v): return wire("int64", v.withUnsafeBytes { Data($0) })
+        case .bool(let v): return wire("bool", Data(v.map { $0 ? 1 : 0 }))
         case .string:
             throw RunnerError(.inputSpec, "input '\(name)': string arrays cannot be sent to a graph", type: "InputSpecError")
         }
     }
 
-    static func itemSize(_ dtype: String) -> Int? {
+    /// Bytes per element of a wire dtype (numpy's names); nil for a dtype the protocol lacks.
+    public static func itemSize(_ dtype: String) -> Int? {
         switch dtype {
         case "float32", "int32": return 4
         case "float64", "int64": return 8
-        case "float16": return 2
-        case "bool": return 1
+        case "float16", "int16": return 2
+        case "bool", "int8", "uint8": return 1
         default: return nil
         }
     }
@@ -56,12 +62,14 @@ public enum WorkerFrames {
         case "int64": return Tensor(shape: shape, storage: .int64(load(Int64.self)))
         case "bool": return Tensor(shape: shape, storage: .bool(bytes.prefix(n).map { $0 != 0 }))
         case "float16": return Tensor(shape: shape, storage: .float32(load(UInt16.self).map(halfToFloat)))
+        case "int8", "uint8", "int16":
+            throw RunnerError(.runtime, "a \(dtype) array has no Tensor storage (a host works in float32, int32 and int64)")
         default: throw RunnerError(.protocolError, "unknown dtype '\(dtype)' in a frame")
         }
     }
 
     /// IEEE 754 binary16 bits to Float, exactly (no Float16 type: it is missing on macOS x86_64).
-    static func halfToFloat(_ h: UInt16) -> Float {
+    public static func halfToFloat(_ h: UInt16) -> Float {
         let sign = UInt32(h >> 15) << 31
         let exp = UInt32((h >> 10) & 0x1f)
         let frac = UInt32(h & 0x3ff)
@@ -74,17 +82,41 @@ public enum WorkerFrames {
     }
 }
 
-/// One frame as read: the header (a JSON object) and its arrays by name.
-public struct WorkerFrame {
+/// One array as it crosses the pipe: numpy's dtype name, the shape and `product(shape) *
+/// itemSize(dtype)` bytes in C order, little-endian, no padding.
+public struct WireArray: Sendable {
+    public var name: String
+    public var dtype: String
+    public var shape: [Int]
+    public var bytes: Data
+
+    public init(name: String, dtype: String, shape: [Int], bytes: Data) {
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.bytes = bytes
+    }
+
+    /// As a host tensor (float16 widened to float32).
+    public func tensor() throws -> Tensor {
+        try bytes.withUnsafeBytes { try WorkerFrames.decode(dtype: dtype, shape: shape, bytes: $0) }
+    }
+}
+
+/// One frame as read: the header (a JSON object) and its arrays by name, as sent.
+public struct WorkerFrame: Sendable {
     public var header: [String: JSONValue]
-    public var arrays: [String: Tensor]
+    public var arrays: [String: WireArray]
 
     public var ok: Bool { if case .bool(true)? = header["ok"] { return true } else { return false } }
+
+    /// The arrays as host tensors.
+    public func tensors() throws -> [String: Tensor] { try arrays.mapValues { try $0.tensor() } }
 }
 
 /// Frames over two pipe file descriptors (read from the worker, write to it), every wait
 /// bounded by a deadline through `poll`, so a hung worker is a `.timeout`, not a hang.
-final class FramePipe {
+final class FramePipe: Sendable {
     let readFD: Int32
     let writeFD: Int32
 
@@ -152,36 +184,33 @@ final class FramePipe {
         guard case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text)) else {
             throw RunnerError(.protocolError, "a frame header is not a JSON object")
         }
-        var arrays: [String: Tensor] = [:]
+        var arrays: [String: WireArray] = [:]
         for entry in header["arrays"]?.arrayValue ?? [] {
             guard let name = entry["name"]?.stringValue, let dtype = entry["dtype"]?.stringValue,
                 let shape = entry["shape"]?.arrayValue?.compactMap(\.intValue), let nbytes = entry["nbytes"]?.intValue,
-                let size = WorkerFrames.itemSize(dtype), shape.reduce(1, *) * size == nbytes
+                let size = WorkerFrames.itemSize(dtype), shape.allSatisfy({ $0 >= 0 }),
+                shape.reduce(1, *) * size == nbytes
             else { throw RunnerError(.protocolError, "bad array entry \(entry) in a frame header") }
-            var raw = [UInt8](repeating: 0, count: nbytes)
+            var raw = Data(count: nbytes)
             let got = try raw.withUnsafeMutableBytes { try readExactly($0, deadline: deadline) }
             if got < nbytes { throw truncated("array '\(name)'") }
-            arrays[name] = try raw.withUnsafeBytes { try WorkerFrames.decode(dtype: dtype, shape: shape, bytes: $0) }
+            arrays[name] = WireArray(name: name, dtype: dtype, shape: shape, bytes: raw)
         }
         return WorkerFrame(header: header, arrays: arrays)
     }
 
     /// Write one frame; arrays in the given order. A closed worker throws `EndOfStream`.
-    func send(_ header: [String: JSONValue], arrays: [(String, Tensor)] = [], deadline: Double?) throws {
+    func send(_ header: [String: JSONValue], arrays: [WireArray] = [], deadline: Double?) throws {
         var head = header
-        var payload: [Data] = []
+        let payload = arrays.map(\.bytes)
         if !arrays.isEmpty {
-            var entries: [JSONValue] = []
-            for (name, t) in arrays {
-                let (dtype, bytes) = try WorkerFrames.encode(name, t)
-                entries.append(
+            head["arrays"] = .array(
+                arrays.map { a in
                     .object([
-                        "name": .string(name), "dtype": .string(dtype),
-                        "shape": .array(t.shape.map { .int($0) }), "nbytes": .int(bytes.count),
-                    ]))
-                payload.append(bytes)
-            }
-            head["arrays"] = .array(entries)
+                        "name": .string(a.name), "dtype": .string(a.dtype),
+                        "shape": .array(a.shape.map { .int($0) }), "nbytes": .int(a.bytes.count),
+                    ])
+                })
         }
         let text = try JSONEncoder().encode(JSONValue.object(head))
         let n = UInt32(text.count)
@@ -214,7 +243,7 @@ final class FramePipe {
     }
 }
 
-func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
