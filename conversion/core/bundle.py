@@ -16,13 +16,15 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .export import AssetInfo, ExportedGraph, GraphSpec, export_graph, export_graphs
 from .paths import ensure_writable_folder, old_folder, staging_folder
 from .precision import Precision
 from .versions import package_versions
+
+if TYPE_CHECKING:  # the export (and torch) loads with a writer, not with every manifest reader
+    from .export import AssetInfo, ExportedGraph, GraphSpec
 
 FORMAT = "voxport-bundle/1"
 MANIFEST = "manifest.json"
@@ -142,6 +144,8 @@ class BundleWriter:
         lint: bool = True,
         on_function=None,
     ) -> ExportedGraph:
+        from .export import export_graph
+
         precision = Precision.parse(precision or self.precision)
         asset = f"{spec.name}.aimodel"
         exported = export_graph(
@@ -159,6 +163,8 @@ class BundleWriter:
         """Every graph of `specs` at the bundle's precision, `workers` exported side by side
         (each graph in its own process: the converter is single-threaded); the manifest lists
         them in `specs` order whatever order they finish in."""
+        from .export import export_graphs
+
         done = export_graphs(specs, self.staging, self.precision, workers, self.info, on_function)
         for spec, exported in zip(specs, done, strict=True):
             self._record(spec, exported)

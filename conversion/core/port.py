@@ -23,14 +23,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from . import hub
 from .bundle import load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .export import AssetInfo
 from .paths import exclusive
 from .weights_folder import cache_dir, folder_problem, read_manifest
+
+if TYPE_CHECKING:  # the export (and torch) loads with a port's export, not with the CLI
+    from .export import AssetInfo
 
 BUNDLES_DIR = Path("bundles")
 PUBLISHED = "published"

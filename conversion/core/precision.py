@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import torch
-
-from .rewrites import pretransposed_linears
+if TYPE_CHECKING:  # torch loads with the export, not with every reader of a precision name
+    import torch
 
 
 class Precision(StrEnum):
@@ -30,6 +30,8 @@ def prepare_module(module: torch.nn.Module, precision: Precision) -> torch.nn.Mo
     """A copy of `module` at the precision's compute dtype (the caller's module is untouched);
     at fp32 its Linears pre-transposed (`rewrites.pretransposed_linears`: the Linux runtime
     transposes a Linear's weight on every call)."""
+    from .rewrites import pretransposed_linears
+
     m = copy.deepcopy(module).eval()
     if precision is Precision.FP16:
         m = m.half()

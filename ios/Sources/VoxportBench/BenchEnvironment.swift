@@ -29,6 +29,9 @@ public struct BenchEnvironment: Sendable, Equatable {
     public let voice: String?
     /// Audio8: the frame budget per piece (default the host's); random weights never draw eos.
     public let maxFrames: Int?
+    /// Chatterbox: T3's new tokens per chunk at most (default the bundle's speech budget);
+    /// random weights never draw the stop token.
+    public let maxTokens: Int?
     public let out: URL
     /// A `voxport-replay/1` recording folder (`VP_RUNNER=replay`).
     public let replay: URL?
@@ -49,6 +52,7 @@ public struct BenchEnvironment: Sendable, Equatable {
           VP_TOKENS    Chatterbox / Audio8: `voxport tokenize MODEL "TEXT"`'s JSON, or ids
           VP_VOICE     a voice of the bundle, or a file from `voxport voice`
           VP_MAX_FRAMES  Audio8: frames per piece at most (default the host's budget)
+          VP_MAX_TOKENS  Chatterbox: T3 tokens per chunk at most (default the bundle's budget)
           VP_OUT       folder for result.json and audio.wav (default ./voxport-bench-out)
           VP_REPLAY    a voxport-replay/1 recording (VP_RUNNER=replay)
         """
@@ -96,6 +100,7 @@ public struct BenchEnvironment: Sendable, Equatable {
         tokens = try value("VP_TOKENS").map(Self.tokenLists)
         voice = value("VP_VOICE")
         maxFrames = try value("VP_MAX_FRAMES").map { try Self.integer($0, "VP_MAX_FRAMES", default: 0, minimum: 1) }
+        maxTokens = try value("VP_MAX_TOKENS").map { try Self.integer($0, "VP_MAX_TOKENS", default: 0, minimum: 1) }
         out = path(value("VP_OUT") ?? "voxport-bench-out")
         replay = value("VP_REPLAY").map(path)
         if runner == .replay, replay == nil {

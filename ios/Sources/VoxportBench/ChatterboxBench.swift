@@ -79,7 +79,9 @@ struct ChatterboxBenchInputs {
         clock = ChatterboxBenchClock(runner)
         host = try ChatterboxHost(runner: clock, files: files)
         chunks = tokens.map { $0.map { Int32(clamping: $0) } }
-        options = ChatterboxOptions()
+        var options = ChatterboxOptions()
+        options.maxNewTokens = env.maxTokens
+        self.options = options
         draws = SplitMixDraws(seed: env.seed)
         untimed = (runner as? TimingRunner)?.base ?? runner
         // a bad id, an over-long chunk or a bad voice fails here, before any graph runs

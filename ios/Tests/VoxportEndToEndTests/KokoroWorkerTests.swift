@@ -158,26 +158,54 @@ final class KokoroWorkerTests: XCTestCase {
         return (dir, kase)
     }
 
-    func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
+    /// What the Swift host says over `runner` for the case's chunks (Python's phonemes and
+    /// draws, -π phases folded), every graph call recorded.
+    static func hostSpeech(_ runner: GraphRunner) async throws -> (audio: [Float], steps: [ReplayRunner.Step]) {
         let (dir, early) = try Self.early()
-        let bundle = try ModelBundle.open(URL(fileURLWithPath: early.bundle))
-        let files = try KokoroBundleFiles.load(bundle)
-        let host = try KokoroHost(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
+        let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle), verify: false))
+        let recorder = RecordingRunner(wrapping: runner)
+        let host = try KokoroHost(runner: recorder, vocab: files.vocab, source: files.source)
         host.foldNegativePi = true
         let voice = try files.voices.voice(KokoroWorkerTests.voice)
         var draws: [Int: SourceDraws] = [:]
         for c in early.chunks { draws[c.seed] = try Self.draws(dir, seed: c.seed) }
         var chunkAudio: [[Float]] = []
         for c in early.chunks {
-            // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
-            XCTAssertEqual(try host.chunks(c.phonemes).map(\.ids), [c.ids])
             let (audio, results) = try await host.speak(c.phonemes, voice: voice, noise: Draws(bySeed: draws), seed: c.seed)
-            XCTAssertEqual(results.count, 1)
+            guard results.count == 1 else { throw VoxportError(.user, "chunk \(c.seed) was split in \(results.count)") }
             chunkAudio.append(audio)
         }
+        return (KokoroAudio.join(chunkAudio), recorder.steps)
+    }
+
+    nonisolated(unsafe) static var workerRun: Result<(audio: [Float], steps: [ReplayRunner.Step]), Error>?
+
+    /// `hostSpeech` over the class's worker, once per test process (CoreAIRunnerParityTests
+    /// holds CoreAIRunner's speech against the same run).
+    static func workerSpeech() async throws -> (audio: [Float], steps: [ReplayRunner.Step]) {
+        if let workerRun { return try workerRun.get() }
+        let (_, early) = try Self.early()
+        let result: Result<(audio: [Float], steps: [ReplayRunner.Step]), Error>
+        do {
+            result = .success(try await hostSpeech(try await Self.worker(early.bundle)))
+        } catch {
+            result = .failure(error)
+        }
+        workerRun = result
+        return try result.get()
+    }
+
+    func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
+        let (dir, early) = try Self.early()
+        let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle)))
+        let chunker = try KokoroHost(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
+        for c in early.chunks {
+            // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
+            XCTAssertEqual(try chunker.chunks(c.phonemes).map(\.ids), [c.ids])
+        }
+        let swift = try await Self.workerSpeech().audio
         let (_, kase) = try Self.pythonCase()
         XCTAssertEqual(kase.voice, KokoroWorkerTests.voice)
-        let swift = KokoroAudio.join(chunkAudio)
         let folded = try RawF32.read(dir.appendingPathComponent("folded.f32"))
         XCTAssertEqual(swift.count, kase.samples)
         XCTAssertEqual(folded.count, kase.samples)

@@ -34,7 +34,7 @@ enum Repo {
 
 /// The self-test bundle and a Python Session's answers on it, made once per test process by
 /// `make_recording.py` through the project's venv (a missing venv fails, with the fix).
-final class PythonReference: @unchecked Sendable {
+final class PythonReference: Sendable {
     static let shared = Result { try PythonReference() }
 
     let dir: URL
