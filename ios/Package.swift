@@ -51,11 +51,13 @@ let package = Package(
         .executableTarget(name: "voxport-bench", dependencies: ["VoxportBench", "VoxportCore"]),
         // Both test targets read the one fixture folder Python writes (Tests/Fixtures, see
         // README): each target takes its own sources from Tests/ and copies Fixtures/ whole.
+        // What the test targets share (async assertions); only test targets depend on it.
+        .target(name: "VoxportTestSupport", path: "Tests/VoxportTestSupport"),
         .testTarget(
             name: "VoxportCoreTests",
             dependencies: ["VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
+            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
             sources: ["VoxportCoreTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -63,15 +65,15 @@ let package = Package(
             name: "VoxportDSPTests",
             dependencies: ["VoxportDSP", "VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
+            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
             sources: ["VoxportDSPTests"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "VoxportHostTests",
-            dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"],
+            dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
             sources: ["VoxportHostTests"],
             resources: [.copy("Fixtures")]
         ),
@@ -80,7 +82,7 @@ let package = Package(
         // helpers beside the tests make the bundle and the Session's reference answers.
         .testTarget(
             name: "VoxportRunnerTests",
-            dependencies: ["VoxportRunner", "VoxportCore"] + coreAI,
+            dependencies: ["VoxportRunner", "VoxportCore", "VoxportTestSupport"] + coreAI,
             path: "Tests/VoxportRunnerTests",
             exclude: ["make_recording.py", "fake_worker.py"]
         ),
@@ -89,7 +91,7 @@ let package = Package(
         // the tests makes (or reuses) the bundle and the Python side's answers.
         .testTarget(
             name: "VoxportEndToEndTests",
-            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore"] + coreAI,
+            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"] + coreAI,
             path: "Tests/VoxportEndToEndTests",
             exclude: ["kokoro_case.py", "chatterbox_case.py", "audio8_case.py", "coreai_parity_case.py"]
         ),

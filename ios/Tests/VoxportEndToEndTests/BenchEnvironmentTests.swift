@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 import VoxportHost

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+import VoxportTestSupport
 import VoxportCore
 import VoxportHost
 import VoxportRunner

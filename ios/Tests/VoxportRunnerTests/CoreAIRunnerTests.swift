@@ -9,6 +9,7 @@
     import Foundation
     import VoxportCore
     import XCTest
+    import VoxportTestSupport
 
     @testable import CoreAI
     @testable import VoxportRunner

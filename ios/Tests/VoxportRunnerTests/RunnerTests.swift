@@ -2,6 +2,7 @@ import Foundation
 import VoxportCore
 import VoxportWorker  // monotonicSeconds()
 import XCTest
+import VoxportTestSupport
 
 @testable import VoxportRunner
 

@@ -2,7 +2,7 @@ import XCTest
 
 /// `XCTAssertThrowsError` for an expression that awaits (XCTest's autoclosures cannot): fails
 /// when `expression` returns, else hands its error to `errorHandler`.
-func assertThrowsAsync<T>(
+public func assertThrowsAsync<T>(
     _ expression: () async throws -> T, _ message: @autoclosure () -> String = "",
     file: StaticString = #filePath, line: UInt = #line, _ errorHandler: (_ error: Error) -> Void = { _ in }
 ) async {
@@ -16,7 +16,7 @@ func assertThrowsAsync<T>(
 }
 
 /// `XCTAssertNoThrow` for an expression that awaits: an error is a failure, not a throw.
-func assertNoThrowAsync<T>(
+public func assertNoThrowAsync<T>(
     _ expression: () async throws -> T, _ message: @autoclosure () -> String = "",
     file: StaticString = #filePath, line: UInt = #line
 ) async {
