@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import io
 import json
 import shutil
 import struct
@@ -673,8 +674,9 @@ def _tree(root: Path) -> dict[str, Path]:
 
 def compare_fixtures(fresh: Path, committed: Path, rel_tol: float = 1e-6) -> list[str]:
     """How a freshly written fixture folder differs from the committed one, one line per file
-    ([] when they agree): integers and text exactly; `.f32` arrays within `rel_tol` of their
-    largest committed magnitude (machines differ in SIMD paths)."""
+    ([] when they agree): integers and text exactly; float arrays (`.f32` files, the float
+    members of `.npz` files) within `rel_tol` of their largest committed magnitude (machines
+    differ in SIMD paths: an AMD EPYC and the machine that wrote them differ by 1.5e-7)."""
     new, old = _tree(Path(fresh)), _tree(Path(committed))
     problems = [f"{rel}: missing from {committed}" for rel in sorted(set(new) - set(old))]
     problems += [f"{rel}: no longer written" for rel in sorted(set(old) - set(new))]
@@ -682,15 +684,45 @@ def compare_fixtures(fresh: Path, committed: Path, rel_tol: float = 1e-6) -> lis
         a, b = new[rel].read_bytes(), old[rel].read_bytes()
         if a == b:
             continue
+        if rel.endswith(".npz"):
+            problems += [f"{rel}: {p}" for p in _npz_differences(a, b, rel_tol)]
+            continue
         if not rel.endswith(".f32") or len(a) != len(b) or len(a) % 4:
             problems.append(f"{rel}: differs")
             continue
-        x, y = np.frombuffer(a, "<f4"), np.frombuffer(b, "<f4")
-        scale = float(np.abs(y).max()) or 1.0
-        err = float(np.abs(x.astype(np.float64) - y.astype(np.float64)).max())
-        if not err <= rel_tol * scale:  # NaN differences fail too
-            problems.append(f"{rel}: max|Δ| {err:.3g} beyond {rel_tol:g} of max|ref| {scale:.3g}")
+        why = _float_difference(np.frombuffer(a, "<f4"), np.frombuffer(b, "<f4"), rel_tol)
+        if why:
+            problems.append(f"{rel}: {why}")
     return problems
+
+
+def _float_difference(x: np.ndarray, y: np.ndarray, rel_tol: float) -> str | None:
+    """Why float array `x` is not `y` within `rel_tol` of max|y| (None when it is)."""
+    scale = float(np.abs(y).max()) if y.size else 1.0
+    scale = scale or 1.0
+    err = float(np.abs(x.astype(np.float64) - y.astype(np.float64)).max()) if y.size else 0.0
+    if not err <= rel_tol * scale:  # NaN differences fail too
+        return f"max|Δ| {err:.3g} beyond {rel_tol:g} of max|ref| {scale:.3g}"
+    return None
+
+
+def _npz_differences(a: bytes, b: bytes, rel_tol: float) -> list[str]:
+    """An `.npz` pair member by member: names, dtypes and shapes exactly, then the values."""
+    x, y = np.load(io.BytesIO(a)), np.load(io.BytesIO(b))
+    if sorted(x.files) != sorted(y.files):
+        return [f"arrays {sorted(x.files)} != {sorted(y.files)}"]
+    out = []
+    for k in sorted(y.files):
+        u, v = x[k], y[k]
+        if u.dtype != v.dtype or u.shape != v.shape:
+            out.append(f"{k}: {u.dtype}{list(u.shape)} != {v.dtype}{list(v.shape)}")
+        elif v.dtype.kind == "f":
+            why = _float_difference(u, v, rel_tol)
+            if why:
+                out.append(f"{k}: {why}")
+        elif not np.array_equal(u, v):
+            out.append(f"{k}: differs")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

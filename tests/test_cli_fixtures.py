@@ -60,6 +60,32 @@ def test_integers_and_text_must_match_exactly(tmp_path, committed):
     assert compare_fixtures(tmp_path / "fresh", committed) == ["ids.json: differs"]
 
 
+def _npz(path, **arrays):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **arrays)
+
+
+def test_npz_members_follow_the_same_rule(tmp_path):
+    """Float members within 1e-6 of their largest magnitude (an .npz's bytes differ whenever a
+    float does: another machine's SIMD path); integers, names, dtypes and shapes exactly."""
+    ref = {"har": np.array([3.1415927, -1.0, 0.5], np.float32), "n": np.array([7], np.int32)}
+    _npz(tmp_path / "committed" / "v.npz", **ref)
+    cases = {
+        "close": ({**ref, "har": ref["har"] + np.float32(4.8e-7)}, []),
+        "far": ({**ref, "har": ref["har"] + np.float32(1e-5)}, ["v.npz: har: max|Δ| "]),
+        "int": ({**ref, "n": np.array([8], np.int32)}, ["v.npz: n: differs"]),
+        "shape": ({**ref, "n": np.array([7, 7], np.int32)}, ["v.npz: n: int32[2] != int32[1]"]),
+        "names": ({"har": ref["har"]}, ["v.npz: arrays ['har'] != ['har', 'n']"]),
+    }
+    for name, (arrays, want) in cases.items():
+        _npz(tmp_path / name / "v.npz", **arrays)
+        got = compare_fixtures(tmp_path / name, tmp_path / "committed")
+        assert len(got) == len(want) and all(g.startswith(w) for g, w in zip(got, want)), (
+            name,
+            got,
+        )
+
+
 def test_added_and_removed_files_are_named(tmp_path, committed):
     _write_tree(tmp_path / "fresh", extra="new.json")
     (committed / "gone.txt").write_text("old")
