@@ -80,10 +80,8 @@ def test_npz_members_follow_the_same_rule(tmp_path):
     for name, (arrays, want) in cases.items():
         _npz(tmp_path / name / "v.npz", **arrays)
         got = compare_fixtures(tmp_path / name, tmp_path / "committed")
-        assert len(got) == len(want) and all(g.startswith(w) for g, w in zip(got, want)), (
-            name,
-            got,
-        )
+        assert len(got) == len(want), (name, got)
+        assert all(g.startswith(w) for g, w in zip(got, want, strict=True)), (name, got)
 
 
 def test_added_and_removed_files_are_named(tmp_path, committed):
