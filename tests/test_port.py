@@ -2,6 +2,7 @@
 verb's bundle, the reuse key changes with everything that changes the graphs, and assets
 carry their model's metadata."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -39,21 +40,78 @@ def test_one_name_for_audio8_however_it_is_typed(spelling):
 
 
 @pytest.mark.parametrize(
-    ("model", "config", "dtype", "folder"),
+    ("model", "config", "dtype", "tag", "folder"),
     [
-        ("kokoro", "published", "fp32", "bundles/kokoro-fp32"),
-        ("kokoro", "reduced", "fp32", "bundles/kokoro-fp32-reduced"),
-        ("chatterbox", "reduced", "int8", "bundles/chatterbox-int8-reduced"),
-        ("audio8-tts", "reduced", "fp32", "bundles/audio8_tts-fp32-reduced"),
+        ("kokoro", "published", "fp32", None, "bundles/kokoro-fp32"),
+        ("kokoro", "reduced", "fp32", None, "bundles/kokoro-fp32-reduced"),
+        ("chatterbox", "reduced", "int8", "seed0", "bundles/chatterbox-int8-reduced-seed0"),
+        ("audio8-tts", "reduced", "fp32", "seed7", "bundles/audio8_tts-fp32-reduced-seed7"),
     ],
 )
-def test_export_writes_where_speak_and_gate_look(model, config, dtype, folder):
+def test_export_writes_where_speak_and_gate_look(model, config, dtype, tag, folder, monkeypatch):
+    from conversion.cli import verbs
+
     args = _parse(["export", model, "--config", config, "--dtype", dtype])
     _validate(args)
-    assert args.output_dir == Path(folder)
     port = registry.port(args.model)
-    assert port.bundle_path(config, dtype) == Path(folder)  # what ensure_bundle uses
-    assert port.bundle_path(config, dtype, "gate") == Path(f"{folder}-gate")
+    snapshot = Path(f"snapshot-{tag}")
+    written = []
+    monkeypatch.setattr(port, "resolve", lambda *_a: (snapshot, port.config(config)))
+    monkeypatch.setattr(port, "weights_tag", lambda f: tag if f == snapshot else "wrong")
+    monkeypatch.setattr(port, "export", lambda _f, _c, dest, *_a: written.append(dest))
+    assert verbs.export(port, args) == 0 and written == [Path(folder)]
+    assert port.bundle_path(config, dtype, weights_tag=tag) == Path(folder)  # ensure_bundle's
+    assert port.bundle_path(config, dtype, "gate", tag) == Path(f"{folder}-gate")
+
+
+def _snapshot(root: Path, **manifest) -> Path:
+    """A weights folder whose manifest says what `resolve_weights` would have written."""
+    from conversion.core.weights_folder import FORMAT, MANIFEST
+
+    root.mkdir(parents=True)
+    (root / MANIFEST).write_text(json.dumps({"format": FORMAT, **manifest, "files": {}}))
+    return root
+
+
+def test_random_weights_are_named_by_their_seed(tmp_path):
+    chatterbox, kokoro = registry.port("chatterbox"), registry.port("kokoro")
+    seeded = _snapshot(tmp_path / "a", model="chatterbox", random=True, seed=7)
+    assert chatterbox.weights_tag(seeded) == "seed7"
+    assert kokoro.weights_tag(_snapshot(tmp_path / "k", source="random", seed=3)) == "seed3"
+    assert kokoro.weights_tag(_snapshot(tmp_path / "real", source="pypi")) is None
+    assert kokoro.weights_tag(tmp_path / "no-manifest") is None
+
+
+def test_a_seed_sweep_exports_each_seed_once_into_its_own_folder(tmp_path, monkeypatch):
+    """Two weights seeds never share a folder (neither replaces the other's bundle), and a
+    sweep coming back to a seed reuses its export."""
+    from conversion.selftest import graphs as sg
+
+    exported = []
+
+    class Fake(type(registry.port("kokoro"))):
+        def weights_sha256(self, folder):
+            return folder.name * 8
+
+        def export_bundle(self, job):
+            exported.append(job.dest)
+            spec, _ = sg.mlp_graph(0)
+            with BundleWriter(job.dest, "kokoro", overwrite=True, key=job.key.to_json()) as bw:
+                bw.add_graph(spec)
+            return job.dest
+
+    monkeypatch.chdir(tmp_path)
+    port = Fake()
+    config = port.config("reduced")
+    one = _snapshot(tmp_path / "w1", source="random", seed=1)
+    two = _snapshot(tmp_path / "w2", source="random", seed=2)
+    got = [port.ensure_bundle(w, config, "reduced", "fp32") for w in (one, two, one, two)]
+    first, second = (
+        Path("bundles/kokoro-fp32-reduced-seed1"),
+        Path("bundles/kokoro-fp32-reduced-seed2"),
+    )
+    assert got == [first, second, first, second] and exported == [first, second]
+    assert load_manifest(first).key["weights_sha256"] == "w1" * 8
 
 
 def test_model_flags_belong_to_their_model():
@@ -165,4 +223,5 @@ def test_two_processes_asking_for_one_bundle_export_it_once(tmp_path, capsys):
         t.join()
     assert len(exported) == 1 and got == [dest, dest]
     assert port.is_current(dest, port.bundle_key(tmp_path, config, "fp32"))
-    assert f"waiting for another process exporting {dest}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"kokoro: waiting to write {dest}: another thread of this process is writing it" in err

@@ -268,9 +268,9 @@ def _validate(args: argparse.Namespace) -> None:
     if args.verb in ("speak", "phonemize", "tokenize") and not args.text.strip():
         raise UserError("TEXT is empty: give something to say")
     if args.verb == "export" and args.output_dir is None:
-        if registry.resolve(args.model).has_port:
-            args.output_dir = registry.port(args.model).bundle_path(args.config, args.dtype)
-        else:
+        # A port's default folder names its weights (random weights: their seed), known once
+        # they are resolved: `verbs.export` places it then.
+        if not registry.resolve(args.model).has_port:
             args.output_dir = Path("bundles") / f"{args.model}-{args.dtype}"
     for attr in ("output_dir", "bundle"):
         if getattr(args, attr, None) is not None:

@@ -11,9 +11,12 @@ from conversion.core.port import ModelPort
 def export(port: ModelPort, args: argparse.Namespace) -> int:
     """`voxport export MODEL`: every graph at `--dtype` into `--output-dir`, keyed for reuse."""
     folder, config = port.resolve(args.weights, args.config, args.weights_seed)
+    dest = args.output_dir
+    if dest is None:
+        dest = port.bundle_path(args.config, args.dtype, weights_tag=port.weights_tag(folder))
     start = time.perf_counter()
-    port.export(folder, config, args.output_dir, args.dtype, args.overwrite)
-    print(f"wrote {args.output_dir} ({time.perf_counter() - start:.0f} s)")
+    port.export(folder, config, dest, args.dtype, args.overwrite)
+    print(f"wrote {dest} ({time.perf_counter() - start:.0f} s)")
     return 0
 
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from . import bundle_lock
+from .bundle import MANIFEST
 from .errors import InputSpecError, UserError
 from .lowering import LoweredFolder
 from .runtime import _captured_stderr
@@ -125,8 +127,15 @@ class AssetRuntime:
         asset_id, self._next_id = self._next_id, self._next_id + 1
         name = f"{asset_id}-{path.stem}"  # unique in this runtime's lowered folder
         stack = contextlib.AsyncExitStack()
+        # An asset of a bundle: the bundle is held while the asset is read and lowered (the
+        # lowered copy is this process's own after that).
+        in_bundle = (path.parent / MANIFEST).is_file()
         try:
-            with _captured_stderr(self.quiet), warnings.catch_warnings():
+            with (
+                bundle_lock.Use(path.parent) if in_bundle else contextlib.nullcontext(),
+                _captured_stderr(self.quiet),
+                warnings.catch_warnings(),
+            ):
                 warnings.simplefilter("ignore")
                 source = AIModelAsset.load(path)
                 # A program the runtime cannot read aborts the process in the lowering

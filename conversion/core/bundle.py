@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BundleIntegrityError, BundleNotFoundError, UserError
+from . import bundle_lock
+from .errors import BundleIntegrityError, BundleKeyMismatchError, BundleNotFoundError, UserError
 from .paths import ensure_writable_folder, old_folder, staging_folder
 from .precision import Precision
 from .versions import package_versions
@@ -92,6 +93,38 @@ class Manifest:
         return fns[function]
 
 
+def key_digest(key: dict[str, Any]) -> str:
+    """sha256 of a manifest key in one canonical JSON form (`BundleKey.digest`): what a
+    parent hands its worker so the worker can check the manifest it loads without hashing."""
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _key_summary(key: dict[str, Any]) -> str:
+    weights = str(key.get("weights_sha256") or "?")[:12]
+    graphs = ", ".join(f"{g} {p}" for g, p in sorted((key.get("graphs") or {}).items()))
+    return f"key {key_digest(key)[:12]}… (weights {weights}…; {graphs or 'no graphs'})"
+
+
+def check_key(bundle: Path, manifest: Manifest, want: dict[str, Any] | str | None) -> None:
+    """Raise `BundleKeyMismatchError` naming both keys unless `manifest` was made from `want`
+    (a manifest key, or its `key_digest`; None checks nothing)."""
+    if want is None:
+        return
+    if (key_digest(manifest.key) if isinstance(want, str) else manifest.key) == want:
+        return
+    asked = f"key {want[:12]}…" if isinstance(want, str) else _key_summary(want)
+    differs = ""
+    if isinstance(want, dict):
+        have = manifest.key
+        fields = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+        differs = f"; they differ in {', '.join(fields)}"
+    raise BundleKeyMismatchError(
+        f"{bundle} now holds graphs made from {_key_summary(manifest.key)}, not from the "
+        f"{asked} this process asked for{differs}: another process re-exported it; run again"
+    )
+
+
 def check_writable_destination(dest: Path, overwrite: bool) -> None:
     """Fail before any work: existing bundle without --overwrite, or an unwritable parent."""
     dest = Path(dest)
@@ -128,8 +161,16 @@ class BundleWriter:
         self._tmp: Path | None = None
 
     def __enter__(self) -> BundleWriter:
-        check_writable_destination(self.dest, self.overwrite)
-        self._tmp = staging_folder(self.dest)
+        # Held until the finished folder is renamed in: a second writer of `dest` waits (and
+        # then finds it written), and no process replaces it under one that has it loaded.
+        self._writing = bundle_lock.writing(self.dest)
+        self._writing.__enter__()
+        try:
+            check_writable_destination(self.dest, self.overwrite)
+            self._tmp = staging_folder(self.dest)
+        except BaseException:
+            self._writing.__exit__(None, None, None)
+            raise
         return self
 
     @property
@@ -218,15 +259,18 @@ class BundleWriter:
         self._tmp = None
         if tmp is None:
             return
-        if exc_type is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return
         try:
-            (tmp / MANIFEST).write_text(json.dumps(self.manifest().to_json(), indent=2) + "\n")
-            replace_dir(tmp, self.dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            if exc_type is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+                return
+            try:
+                (tmp / MANIFEST).write_text(json.dumps(self.manifest().to_json(), indent=2) + "\n")
+                replace_dir(tmp, self.dest)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        finally:
+            self._writing.__exit__(None, None, None)
 
 
 def replace_dir(src: Path, dest: Path) -> None:

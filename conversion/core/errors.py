@@ -29,6 +29,11 @@ class BundleIntegrityError(UserError):
     """A bundle on disk does not match its manifest (tampered, truncated or stale)."""
 
 
+class BundleKeyMismatchError(BundleIntegrityError):
+    """A bundle holds graphs made from another key (weights, sizes, precisions) than the one
+    the process loading it asked for: another process re-exported the folder."""
+
+
 class BundleNotFoundError(UserError):
     """No bundle (or no manifest) at the given path."""
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
 import json
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import UserError
@@ -143,22 +139,6 @@ def process_temp_folder(prefix: str) -> Path:
         if stale.is_dir() and not owner_alive(stale.name, prefix):
             shutil.rmtree(stale, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
-
-
-@contextlib.contextmanager
-def exclusive(dest: Path, waiting: str) -> Iterator[None]:
-    """Hold the lock of `dest` (`.NAME.lock` beside it) for the block: a second process asking
-    for the same folder waits (saying `waiting` once) instead of building it a second time
-    beside the first. The OS drops the lock when its holder dies, however it dies."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest.with_name(f".{dest.name}.lock"), "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(waiting, file=sys.stderr, flush=True)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def old_folder(dest: Path) -> Path:

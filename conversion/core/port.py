@@ -8,7 +8,9 @@ registry checks both on import. Everything that names, finds or reuses a bundle 
 - one name per model, spelled the same in the folder, the registry, the manifest, the bundle
   path and the CLI (`kokoro`, `chatterbox`, `audio8_tts`);
 - the default bundle folder: `bundles/{name}-{dtype}`, then `-{config}` unless the config is
-  the published one, then `-{variant}` for a graph or bucket subset (e.g. a gate's);
+  the published one, then `-seed{N}` for seeded random weights (each weights seed its own
+  folder: a sweep revisiting a seed reuses it, two seeds never replace each other's), then
+  `-{variant}` for a graph or bucket subset (e.g. a gate's);
 - the reuse key (`BundleKey`): everything that changes the graphs — model, weights sha256,
   the configuration's sizes and bucket tables, each graph's precision, and which graphs. A
   bundle whose manifest records the same key is reused; any difference re-exports it.
@@ -16,7 +18,6 @@ registry checks both on import. Everything that names, finds or reuses a bundle 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from abc import ABC, abstractmethod
@@ -25,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from . import hub
-from .bundle import load_manifest
+from . import bundle_lock, hub
+from .bundle import key_digest, load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .paths import exclusive
 from .weights_folder import cache_dir, folder_problem, read_manifest
 
 if TYPE_CHECKING:  # the export (and torch) loads with a port's export, not with the CLI
@@ -78,8 +78,7 @@ class BundleKey:
 
     @property
     def digest(self) -> str:
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return key_digest(self.to_json())
 
 
 class ModelPort(ABC):
@@ -186,11 +185,30 @@ class ModelPort(ABC):
             self.layout,
         )
 
-    def bundle_path(self, config_name: str, dtype: str, variant: str | None = None) -> Path:
-        """The default folder: `bundles/{name}-{dtype}[-{config}][-{variant}]`."""
+    def weights_tag(self, folder: Path) -> str | None:
+        """What names seeded random weights in a bundle folder: `seed{N}` from the snapshot's
+        manifest (`w{sha256[:12]}` if it lacks the seed); None for real weights."""
+        if not self.is_random(folder):
+            return None
+        seed = (read_manifest(folder) or {}).get("seed")
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            return f"seed{seed}"
+        return f"w{self.weights_sha256(folder)[:12]}"
+
+    def bundle_path(
+        self,
+        config_name: str,
+        dtype: str,
+        variant: str | None = None,
+        weights_tag: str | None = None,
+    ) -> Path:
+        """The default folder: `bundles/{name}-{dtype}[-{config}][-{weights_tag}][-{variant}]`
+        (`weights_tag`: `weights_tag(folder)`, e.g. `seed0` for random weights at seed 0)."""
         parts = [self.name, dtype]
         if config_name != PUBLISHED:
             parts.append(config_name)
+        if weights_tag:
+            parts.append(weights_tag)
         if variant:
             parts.append(variant)
         return BUNDLES_DIR / "-".join(parts)
@@ -215,12 +233,17 @@ class ModelPort(ABC):
         loaded: Any = None,
     ) -> Path:
         """The bundle for these arguments: reused when current, else exported (once, also when
-        two processes ask for it at the same time: the second waits and reuses it)."""
+        two processes ask for it at the same time: the second waits and reuses it). Every
+        session this process then opens on it checks that it still holds `key`'s graphs; while
+        one is open, no other process replaces the folder (`bundle_lock`)."""
         key = self.bundle_key(folder, config, dtype, graphs, precisions)
-        path = Path(path) if path is not None else self.bundle_path(config_name, dtype, variant)
+        if path is None:
+            path = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
+        path = Path(path)
+        bundle_lock.expect(path, key.to_json())
         if self.is_current(path, key):
             return path
-        with exclusive(path, f"{self.name}: waiting for another process exporting {path}"):
+        with bundle_lock.writing(path, self.name):
             if self.is_current(path, key):  # exported while this process waited
                 return path
             if (path / "manifest.json").exists():
@@ -242,6 +265,7 @@ class ModelPort(ABC):
     ) -> Path:
         """`voxport export`: every graph at `dtype` into `dest`, keyed for later reuse."""
         key = self.bundle_key(folder, config, dtype)
+        bundle_lock.expect(dest, key.to_json())
         return self.export_bundle(ExportJob(folder, config, dest, key, dtype, overwrite, loaded))
 
 

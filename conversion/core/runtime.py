@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import errors
+from . import bundle_lock, errors
 from . import worker_protocol as wp
-from .bundle import Manifest, load_manifest
+from .bundle import Manifest, check_key, key_digest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
 from .lowering import LOWERED_PREFIX as LOWERED_PREFIX  # its old home: importers name it here
 from .lowering import LoweredFolder
@@ -102,8 +102,29 @@ def end_process(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _open_bundle(
+    bundle: Path, verify: bool, key: dict | str | None
+) -> tuple[bundle_lock.Use, Manifest]:
+    """Hold `bundle` (no other process replaces it until the hold is released), read its
+    manifest and check that it holds the graphs of `key` (default: the key this process's
+    `ensure_bundle` asked for there)."""
+    use = bundle_lock.Use(bundle)
+    try:
+        manifest = load_manifest(bundle, verify=verify)
+        check_key(bundle, manifest, key if key is not None else bundle_lock.expected(bundle))
+    except BaseException:
+        use.release()
+        raise
+    return use, manifest
+
+
 class Session:
-    """Load a bundle once; call its functions synchronously with numpy arrays."""
+    """Load a bundle once; call its functions synchronously with numpy arrays.
+
+    While it is open the bundle folder is held (`bundle_lock`): another process's export of
+    the same folder waits for `close`. `key` (a manifest key or its digest) is what the caller
+    asked for; a bundle holding other graphs is a `BundleKeyMismatchError`, never a silent run.
+    """
 
     def __init__(
         self,
@@ -111,15 +132,17 @@ class Session:
         graphs: list[str] | None = None,
         verify: bool = True,
         quiet: bool = True,
+        key: dict | str | None = None,
     ) -> None:
         import coreai  # noqa: F401  (import errors surface here, not mid-call)
 
         self.bundle = Path(bundle)
-        self.manifest: Manifest = load_manifest(self.bundle, verify=verify)
+        self._use, self.manifest = _open_bundle(self.bundle, verify, key)
         self.quiet = quiet
         names = list(self.manifest.graphs) if graphs is None else list(graphs)
         unknown = [g for g in names if g not in self.manifest.graphs]
         if unknown:
+            self._use.release()
             raise errors.UserError(
                 f"no graph(s) {unknown} in {self.bundle} (has: {sorted(self.manifest.graphs)})"
             )
@@ -236,6 +259,7 @@ class Session:
     def close(self) -> None:
         if self._loop.is_closed():
             return
+        self._use.release()
         with contextlib.suppress(Exception):
             self._loop.run_until_complete(self._stack.aclose())
         self._executables.clear()
@@ -283,14 +307,20 @@ class IsolatedSession:
         graphs: list[str] | None = None,
         verify: bool = True,
         timeout_s: float | None = 3600.0,
+        key: dict | str | None = None,
     ) -> None:
         self.bundle = Path(bundle)
-        self.manifest = load_manifest(self.bundle, verify=verify)
+        # Held here, across child restarts; the child checks the key this process checked.
+        self._use, self.manifest = _open_bundle(self.bundle, verify, key)
         self.timeout_s = timeout_s
         self._graphs = list(self.manifest.graphs) if graphs is None else list(graphs)
         self._next_id = 0
         self.restarts = 0
-        self._start()
+        try:
+            self._start()
+        except BaseException:
+            self._use.release()
+            raise
 
     def _start(self) -> None:
         self._closed = False
@@ -324,15 +354,18 @@ class IsolatedSession:
         """
         if self.output_bytes < limit_mb * 2**20:
             return False
-        self.close()
+        self._stop()
         self.restarts += 1
         self._start()
         return True
 
     def _command(self) -> list[str]:
-        """The child: the server, loading nothing before `ready` (the graphs come one by one)."""
-        bundle = str(self.bundle)
-        return [sys.executable, "-m", "conversion.core.serve", bundle, "--graphs=", "--no-verify"]
+        """The child: the server, loading nothing before `ready` (the graphs come one by one),
+        not re-hashing what this process verified but checking it loads the same key."""
+        return [
+            sys.executable, "-m", "conversion.core.serve", str(self.bundle), "--graphs=",
+            "--no-verify", f"--key={key_digest(self.manifest.key)}",
+        ]  # fmt: skip
 
     def _stderr_tail(self, n: int = 1500) -> str:
         try:
@@ -439,6 +472,11 @@ class IsolatedSession:
         return self._request(header, graph, "read_state")[1]
 
     def close(self) -> None:
+        self._stop()
+        self._use.release()
+
+    def _stop(self) -> None:
+        """End the child (the bundle stays held: `recycle_if_leaking` starts another)."""
         if self._closed:
             return
         if self._proc.poll() is None:

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from . import bundle_lock
 from . import worker_protocol as wp
-from .bundle import Manifest, load_manifest
+from .bundle import Manifest, check_key, load_manifest
 from .errors import UserError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROTOCOL = 0, 1, 2, 3
@@ -41,10 +42,15 @@ COMPUTE_UNITS = ("default", "cpu-only", "cpu", "gpu", "ane")
 
 
 def check(
-    bundle: Path | str, graphs: list[str] | None = None, verify: bool = True
+    bundle: Path | str,
+    graphs: list[str] | None = None,
+    verify: bool = True,
+    key: str | None = None,
 ) -> tuple[Manifest, list[str]]:
-    """The manifest (verified) and the graphs to load; a `UserError` before anything loads."""
+    """The manifest (verified; made from `key`, a manifest key digest, when given) and the
+    graphs to load; a `UserError` before anything loads."""
     manifest = load_manifest(bundle, verify=verify)
+    check_key(Path(bundle), manifest, key)
     names = list(manifest.graphs) if graphs is None else list(graphs)
     unknown = [g for g in names if g not in manifest.graphs]
     if unknown:
@@ -366,8 +372,11 @@ def run_args(args: argparse.Namespace, verify: bool = True) -> int:
         if args.graphs is not None:
             raise UserError("--graphs is for a BUNDLE; with --assets, load them with load_asset")
         return serve_assets()
-    _, names = check(args.bundle, parse_graphs(args.graphs), verify=verify)
-    return serve(args.bundle, names, verify=False)
+    # Held from the check to the process's end: no other process replaces the bundle between
+    # the hash check and the loads, nor while this worker serves it.
+    with bundle_lock.Use(args.bundle):
+        _, names = check(args.bundle, parse_graphs(args.graphs), verify=verify, key=args.key)
+        return serve(args.bundle, names, verify=False)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -383,6 +392,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="A,B",
         help="graphs to load before 'ready' (default: all; '' loads none, see op load_graph)",
+    )
+    p.add_argument(
+        "--key",
+        default=None,
+        metavar="SHA256",
+        help="refuse to serve unless the bundle's manifest key has this digest (what the "
+        "parent asked for; cheap, no hashing of the graphs)",
     )
 
 

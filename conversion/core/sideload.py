@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from . import bundle_lock
 from .bundle import MANIFEST, Manifest, file_sha256, load_manifest
 from .errors import UserError, VoxportError
 from .progress import progress_steps
@@ -193,6 +194,19 @@ def sideload(
     """The whole verb: 0 when every file was pushed and checked; 1 when any was not (the
     report is raised as the error text of `SideloadFailed`); UserError before any copy."""
     bundle = Path(bundle)
+    with bundle_lock.Use(bundle):  # no export replaces it between the check and the last copy
+        return _sideload(bundle, model, device, app_id, dry_run, progress, echo)
+
+
+def _sideload(
+    bundle: Path,
+    model: str,
+    device: str,
+    app_id: str,
+    dry_run: bool,
+    progress: bool,
+    echo: Callable[[str], None],
+) -> int:
     manifest = verify(bundle, model)
     if not dry_run:
         find_xcrun()  # the commands name `xcrun` as a user types it: the same in --dry-run

@@ -16,6 +16,7 @@ import soundfile as sf
 
 from conversion.chatterbox import weights
 from conversion.cli.main import main
+from conversion.core.bundle import load_manifest
 from tests.bundle_reuse import Steps
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
@@ -29,33 +30,70 @@ def _voxport(*argv, timeout=1800):
     )
 
 
+OTHER_WEIGHTS_SEED = 7  # CI's second weights seed (the card's sweep runs more)
+
+
+def _in_checkout(checkout, *argv):
+    return subprocess.Popen(
+        [VOXPORT, *argv], cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 @pytest.fixture(scope="module")
-def gated_bundle(tmp_path_factory):
+def checkout(tmp_path_factory):
+    """One checkout (a working folder with its own bundles/) where two gates at different
+    weights seeds run at once on their default bundle folders, as two people or a sweep beside
+    a developer would: the seed-7 gate (whole ladder) starts first and runs while the seed-0
+    export, speak and gate below run; each must give the verdict it gives alone."""
+    root = tmp_path_factory.mktemp("checkout")
+    report = root / "gate-seed7.json"
+    other = _in_checkout(
+        root, "gate", "chatterbox", *COMMON, "--weights-seed", str(OTHER_WEIGHTS_SEED),
+        "--fp16-steps", "mid", "--json", str(report),
+    )  # fmt: skip
+    yield root, other, report
+    if other.poll() is None:
+        other.kill()
+    other.communicate()
+
+
+@pytest.fixture(scope="module")
+def gated_bundle(checkout):
     """Export the reduced fp32 bundle, speak with it (cloning a stereo 16 kHz reference longer
     than the reduced prompt cap, so its prompt is cut and prompt + the full T3 budget must fit
     the largest encoder bucket), then gate it (the fp16 estimator rung on its middle Euler step:
-    fp16 is emulated slowly here), all on the same arguments: one export, reused by speak, the
-    gate and later tests."""
-    tmp = tmp_path_factory.mktemp("chatterbox")
-    bundle, report, md = tmp / "bundle", tmp / "gate.json", tmp / "gate.md"
+    fp16 is emulated slowly here), all on the same arguments and the default bundle folder (its
+    weights seed's), while the other weights seed's gate runs in the same checkout: one export,
+    reused by speak, the gate and later tests."""
+    tmp = checkout[0]
+    bundle, report, md = (
+        tmp / "bundles" / "chatterbox-fp32-reduced-seed0",
+        tmp / "gate.json",
+        tmp / "gate.md",
+    )
     steps = Steps(bundle)
-    steps.run("export", _voxport("export", "chatterbox", *COMMON, "--output-dir", str(bundle)))
+
+    def run(*argv):
+        proc = _in_checkout(tmp, *argv)
+        out, err = proc.communicate(timeout=1800)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    steps.run("export", run("export", "chatterbox", *COMMON))
     ref = tmp / "ref.wav"
     mono = weights.synthetic_reference(REF_SECONDS, seed=3, sample_rate=16_000)
     sf.write(ref, np.stack([mono, 0.5 * mono], axis=1), 16_000)  # stereo, 16 kHz
     steps.run(
         "speak",
-        _voxport(
-            "speak", "chatterbox", "Hi there.", *COMMON, "--bundle", str(bundle),
-            "-o", str(tmp / "out.wav"), "--ref", str(ref), "--exaggeration", "0.7",
-            "--cfg", "0.4", "--seed", "5",
+        run(
+            "speak", "chatterbox", "Hi there.", *COMMON, "-o", str(tmp / "out.wav"),
+            "--ref", str(ref), "--exaggeration", "0.7", "--cfg", "0.4", "--seed", "5",
         ),
     )  # fmt: skip
     proc = steps.run(
         "gate",
-        _voxport(
-            "gate", "chatterbox", *COMMON, "--bundle", str(bundle), "--json", str(report),
-            "--markdown", str(md), "--fp16-steps", "mid",
+        run(
+            "gate", "chatterbox", *COMMON, "--json", str(report), "--markdown", str(md),
+            "--fp16-steps", "mid",
         ),
     )  # fmt: skip
     assert report.exists(), proc.stderr[-3000:]
@@ -113,7 +151,7 @@ def test_speak_clones_a_stereo_16k_reference(gated_bundle):
     proc = steps.procs["speak"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "cloning the voice" in proc.stderr
-    audio, sr = sf.read(bundle.parent / "out.wav")
+    audio, sr = sf.read(gated_bundle[5].parent / "out.wav")
     assert sr == 24_000 and audio.size > 0.5 * sr and np.abs(audio).max() > 0
     assert "noise" in proc.stderr  # random weights say so
 
@@ -132,7 +170,7 @@ def test_speak_with_the_clone_is_not_the_default_voice(gated_bundle, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "cloning the voice" not in proc.stderr
-    cloned, _ = sf.read(bundle.parent / "out.wav", dtype="float32")
+    cloned, _ = sf.read(gated_bundle[5].parent / "out.wav", dtype="float32")
     default, _ = sf.read(out, dtype="float32")
     n = min(cloned.size, default.size)
     assert cloned.size != default.size or not np.allclose(cloned[:n], default[:n], atol=1e-3)
@@ -271,17 +309,25 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
 
 
 @pytest.mark.slow
-def test_reduced_ladder_passes_at_another_weights_seed(tmp_path):
-    """CI's second weights seed (the card's sweep runs more): its own export, the whole gate
-    (the fp16 estimator on its middle step, as CI's first)."""
-    bundle, report = tmp_path / "bundle", tmp_path / "gate.json"
-    proc = _voxport(
-        "gate", "chatterbox", *COMMON, "--weights-seed", "7", "--bundle", str(bundle),
-        "--fp16-steps", "mid", "--json", str(report),
-    )  # fmt: skip
-    assert report.exists(), proc.stderr[-3000:]
+def test_two_gates_at_two_weights_seeds_in_one_checkout_each_pass_alone(checkout, gated_bundle):
+    """CI's second weights seed, gated (the whole ladder, the fp16 estimator on its middle step
+    as CI's first) while the seed-0 export, speak and gate ran in the same checkout: each seed
+    exports its own default folders and neither replaces the other's, so both ladders pass as
+    they do alone (before, the second writer re-exported the first's folder under its gate:
+    every fp32 rung failed at cosine -0.014)."""
+    root, other, report = checkout
+    out, err = other.communicate(timeout=1800)
+    assert report.exists(), err[-3000:]
     doc = json.loads(report.read_text())
     failed = [r["name"] for r in doc["rungs"] if not r["passed"]]
-    assert proc.returncode == 0 and doc["passed"], failed
+    assert other.returncode == 0 and doc["passed"], (failed, err[-3000:])
     names = {r["name"] for r in doc["rungs"]}
     assert {"text.ids", "voice[cloned].conds", "t3[int8].logits"} <= names, sorted(names)
+    assert "re-exporting" not in err and "re-exporting" not in gated_bundle[3].stderr
+    seed7 = f"chatterbox-fp32-reduced-seed{OTHER_WEIGHTS_SEED}"
+    folders = sorted(p.name for p in (root / "bundles").iterdir() if not p.name.startswith("."))
+    assert {"chatterbox-fp32-reduced-seed0", seed7, f"{seed7}-gate-est-fp16"} <= set(folders)
+    assert (
+        load_manifest(root / "bundles" / seed7).weights_sha256
+        != load_manifest(gated_bundle[0]).weights_sha256
+    )

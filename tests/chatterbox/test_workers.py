@@ -32,7 +32,7 @@ def reduced_bundle() -> Path:
     """The reduced bundle already under bundles/ when it loads (any weights do for the
     1-vs-N identity), else the one `speak chatterbox --weights random --config reduced` uses."""
     folder, config = PORT.resolve("random", "reduced", 0)
-    path = PORT.bundle_path("reduced", "fp32")
+    path = PORT.bundle_path("reduced", "fp32", weights_tag=PORT.weights_tag(folder))
     try:
         load_manifest(path)
         return path

@@ -8,7 +8,7 @@ import VoxportHost
 import VoxportRunner
 
 /// The Swift Chatterbox host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
-/// on the reduced random-weight T3 bundle (`bundles/chatterbox-fp32-reduced-t3`, the port's
+/// on the reduced random-weight T3 bundle (`bundles/chatterbox-fp32-reduced-seed0-t3`, the port's
 /// graph subset), against the Python pipeline on the same bundle (`chatterbox_case.py make`):
 /// T3's tokens (and the speech tokens drop_invalid_tokens keeps) equal Python's for Python's
 /// uniforms; then `chatterbox.t3` through `BenchDriver` on the same worker, and bad bench input.

@@ -4,7 +4,7 @@
 
 `make` reuses the reduced random-weight bundle (weights seed 0) with the graphs the Swift host
 runs — `ar` (prefill + frame) and `codec`, the encoder left out (a voice needs it, this case
-does not) — at its default path (bundles/audio8_tts-fp32-reduced-host), exported there first
+does not) — at its default path (bundles/audio8_tts-fp32-reduced-seed0-host), exported there first
 when missing or stale. It speaks SENTENCE through the Python pipeline (Audio8Bundle.speak) with
 SEED and MAX_FRAMES, streamed, and decodes the same codes whole, and writes into OUT:
 
@@ -47,7 +47,7 @@ def bundle_path() -> tuple[Path, float]:
         config,
         "reduced",
         "fp32",
-        path=REPO / PORT.bundle_path("reduced", "fp32", VARIANT),
+        path=REPO / PORT.bundle_path("reduced", "fp32", VARIANT, PORT.weights_tag(folder)),
         graphs=GRAPHS,
         variant=VARIANT,
     )

@@ -4,7 +4,7 @@
 
 `make` reuses the reduced random-weight T3 bundle (`--weights random --config reduced`, weights
 seed 0, the `t3` graph only: the port's graph subset at its default path,
-bundles/chatterbox-fp32-reduced-t3, exported there first when missing or stale), tokenizes
+bundles/chatterbox-fp32-reduced-seed0-t3, exported there first when missing or stale), tokenizes
 SENTENCE, runs its first chunk's T3 loop through the Python pipeline (ChatterboxBundle.t3) with
 uniforms it records as they are drawn, and writes into OUT (the bundle's path goes to stdout,
 one line, as soon as it is current, so a worker may start on it while this runs):
@@ -37,7 +37,7 @@ VARIANT = "t3"
 
 def bundle_path() -> Path:
     folder, config = PORT.resolve("random", "reduced", 0)
-    path = REPO / PORT.bundle_path("reduced", "fp32", VARIANT)
+    path = REPO / PORT.bundle_path("reduced", "fp32", VARIANT, PORT.weights_tag(folder))
     return PORT.ensure_bundle(
         folder, config, "reduced", "fp32", path=path, graphs=GRAPHS, variant=VARIANT
     )

@@ -4,8 +4,8 @@
 
 Reuses (or exports, when missing or stale) the reduced bundles at their default paths — the
 other cases' own (Kokoro real weights; Audio8's `ar` + `codec`), Chatterbox's whole fp32 bundle,
-its int8 T3 alone (bundles/chatterbox-int8-reduced-t3) and its fp16 estimator alone at a
-64-frame bucket (bundles/chatterbox-fp32-reduced-est-fp16: the Linux runtime emulates fp16
+its int8 T3 alone (bundles/chatterbox-int8-reduced-seed0-t3) and its fp16 estimator alone at a
+64-frame bucket (bundles/chatterbox-fp32-reduced-seed0-est-fp16: the Linux runtime emulates fp16
 ~150x slower than fp32, as the gate's fp16 rung knows) — and writes OUT.json:
 
     {"kokoro": {"bundle"}, "chatterbox": {"bundle", "int8_t3", "fp16_estimator", "ids"},
