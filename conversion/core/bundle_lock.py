@@ -3,9 +3,10 @@
 One lock file per bundle folder, `.NAME.lock` beside it while anyone holds it (the last
 holder removes it), taken with `flock` (the OS drops a dead holder's lock, however it died):
 
-- **shared** while graphs are loaded from it: a `Session` or `IsolatedSession` (and so every
-  `voxport serve` worker, the Swift `WorkerRunner`'s included), from opening to closing;
-  the asset server while it lowers an asset of a bundle;
+- **shared** while it is in use: by a process that asked `ensure_bundle` for it (a speak, a
+  gate, a bench: until it exits), a `Session` or `IsolatedSession` (and so every `voxport
+  serve` worker, the Swift `WorkerRunner`'s included) from opening to closing, `sideload`
+  while it copies, the asset server while it lowers an asset of a bundle;
 - **exclusive** while it is written: `ensure_bundle`'s check-and-export, `voxport export`,
   any `BundleWriter` renaming a finished folder onto it.
 
@@ -168,10 +169,11 @@ class Use:
         waiting = f"voxport: waiting to load {self.dest}"
         with f.turn:
             if f.writer not in (None, me):
+                print(f"{waiting}: another thread of this process is writing it", file=sys.stderr)
                 f.turn.wait_for(lambda: f.writer is None)
             f.uses += 1
             try:
-                if f.uses == 1 and f.writer is None:
+                if f.file is None and f.writer is None:
                     _flock(f, fcntl.LOCK_SH, waiting)
             except BaseException:
                 f.uses -= 1
@@ -193,6 +195,15 @@ class Use:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+_KEPT: list[Use] = []
+
+
+def keep(use: Use) -> None:
+    """Hold `use` until this process exits (the OS lets go then): what `ensure_bundle` does
+    for the bundles a process asked for."""
+    _KEPT.append(use)
 
 
 def holders(lock_file: Path, exclude: int | None = None) -> str:

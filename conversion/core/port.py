@@ -233,26 +233,33 @@ class ModelPort(ABC):
         loaded: Any = None,
     ) -> Path:
         """The bundle for these arguments: reused when current, else exported (once, also when
-        two processes ask for it at the same time: the second waits and reuses it). Every
-        session this process then opens on it checks that it still holds `key`'s graphs; while
-        one is open, no other process replaces the folder (`bundle_lock`)."""
+        two processes ask for it at the same time: the second waits and reuses it).
+
+        The process that asked holds the folder until it exits (`bundle_lock`: a gate, a bench
+        or a speak uses its bundles from first to last call, between sessions too), so no other
+        process replaces it meanwhile; every session it opens there checks that the folder
+        still holds `key`'s graphs."""
         key = self.bundle_key(folder, config, dtype, graphs, precisions)
         if path is None:
             path = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
         path = Path(path)
         bundle_lock.expect(path, key.to_json())
+        use = bundle_lock.Use(path)  # checked while held: no writer between check and use
         if self.is_current(path, key):
+            bundle_lock.keep(use)
             return path
+        use.release()
         with bundle_lock.writing(path, self.name):
-            if self.is_current(path, key):  # exported while this process waited
-                return path
-            if (path / "manifest.json").exists():
-                print(
-                    f"{self.name}: {path} was exported from other weights, sizes or precisions: "
-                    "re-exporting",
-                    file=sys.stderr,
-                )
-            return self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
+            if not self.is_current(path, key):  # else exported while this process waited
+                if (path / "manifest.json").exists():
+                    print(
+                        f"{self.name}: {path} was exported from other weights, sizes or "
+                        "precisions: re-exporting",
+                        file=sys.stderr,
+                    )
+                self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
+            bundle_lock.keep(bundle_lock.Use(path))  # taken before the write lock is let go
+        return path
 
     def export(
         self,
