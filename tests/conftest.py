@@ -5,6 +5,8 @@ import torch
 
 warnings.filterwarnings("ignore", message="coreai-torch has only been validated")
 
+pytest_plugins = ["tests.ci_skips"]  # in CI, a skip is a failure
+
 
 @pytest.fixture(autouse=True)
 def _no_grad():

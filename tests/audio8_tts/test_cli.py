@@ -116,8 +116,7 @@ def test_mixed_graph_is_slow_int8_and_fast_fp16(gated_bundle):
     int8's plus a fast AR at 2 bytes a weight: bigger than int8's, under half of fp32's."""
     from conversion.core.bundle import load_manifest
 
-    if not {"int8", "mixed"} <= set(GATE_PRECISION_ROWS.split(",")):
-        pytest.skip("needs the int8 and mixed rows both gated")
+    assert {"int8", "mixed"} <= set(GATE_PRECISION_ROWS.split(",")), "gate both rows in CI"
     bundle, report, _, _ = gated_bundle
     by = {r["name"]: r["value"] for r in report["rungs"]}
     assert by["precision[mixed].slow_logits_cos"] == pytest.approx(

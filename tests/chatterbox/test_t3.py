@@ -18,16 +18,15 @@ import dataclasses
 import time
 from types import SimpleNamespace
 
+import chatterbox  # noqa: F401  (a failed --no-deps install fails here, not skips)
 import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("chatterbox")
-
-from conversion.chatterbox import weights  # noqa: E402
-from conversion.chatterbox.config import REDUCED, sizes_patched  # noqa: E402
-from conversion.chatterbox.sampling import CHATTERBOX_ORDER  # noqa: E402
-from conversion.chatterbox.t3.graphs import (  # noqa: E402
+from conversion.chatterbox import weights
+from conversion.chatterbox.config import REDUCED, sizes_patched
+from conversion.chatterbox.sampling import CHATTERBOX_ORDER
+from conversion.chatterbox.t3.graphs import (
     GRAPH,
     START_SPEECH,
     STOP_SPEECH,
@@ -36,17 +35,17 @@ from conversion.chatterbox.t3.graphs import (  # noqa: E402
     prefill_function_name,
     t3_graph_spec,
 )
-from conversion.chatterbox.t3.host import (  # noqa: E402
+from conversion.chatterbox.t3.host import (
     check_fits,
     generate,
     prefill_embeds,
     speech_step_embeds,
     t3_host_arrays,
 )
-from conversion.core.bundle import BundleWriter  # noqa: E402
-from conversion.core.errors import BucketOverflowError  # noqa: E402
-from conversion.core.runtime import Session  # noqa: E402
-from conversion.core.sampling import SamplingConfig, sample  # noqa: E402
+from conversion.core.bundle import BundleWriter
+from conversion.core.errors import BucketOverflowError
+from conversion.core.runtime import Session
+from conversion.core.sampling import SamplingConfig, sample
 
 torch.set_num_threads(1)
 

@@ -4,15 +4,14 @@ The same cases are a rung of the gate (`text.ids`), there over the bundle's toke
 
 from __future__ import annotations
 
+import chatterbox  # noqa: F401  (a failed --no-deps install fails here, not skips)
 import numpy as np
 import pytest
 
-pytest.importorskip("chatterbox")
-
-from conversion.chatterbox import weights  # noqa: E402
-from conversion.chatterbox.gate import TEXT_CASES  # noqa: E402
-from conversion.chatterbox.text import TextTokenizer  # noqa: E402
-from conversion.core.errors import UserError  # noqa: E402
+from conversion.chatterbox import weights
+from conversion.chatterbox.gate import TEXT_CASES
+from conversion.chatterbox.text import TextTokenizer
+from conversion.core.errors import UserError
 
 
 @pytest.fixture(scope="module")

