@@ -231,3 +231,4 @@ def test_export_over_a_served_bundle_waits_for_the_server(core_bundle, tmp_path)
     assert f"waiting to write {dest}: pid {server.proc.pid} using it: voxport serve" in text, text
     new = load_manifest(dest)
     assert json.dumps(new.graphs) != json.dumps(old.graphs)  # seed 5's graphs, all of them
+    assert not bundle_lock.lock_path(dest).exists()  # both let go as they ended: no lock file

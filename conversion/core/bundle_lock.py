@@ -206,6 +206,18 @@ def keep(use: Use) -> None:
     _KEPT.append(use)
 
 
+def release_all() -> None:
+    """Let go of every folder this process holds, removing the lock files no other process
+    holds: it is about to end without the interpreter's teardown (`runtime.end_process`)."""
+    with _FOLDERS_LOCK:
+        folders = list(_FOLDERS.values())
+    for f in folders:
+        with f.turn:
+            if f.writer is None and f.file is not None:
+                f.uses = 0
+                _settle(f)
+
+
 def holders(lock_file: Path, exclude: int | None = None) -> str:
     """Who holds `lock_file` now, from /proc/locks (Linux; '' elsewhere or when unreadable):
     e.g. 'pid 1234 using it: voxport gate chatterbox …'."""

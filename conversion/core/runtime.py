@@ -96,9 +96,11 @@ def end_process(code: int) -> NoReturn:
     has aborted finished processes (SIGABRT, "C++ exception handling detected but the Swift
     runtime was compiled with exceptions disabled": a `serve` worker after its last reply, the
     Swift tests' recording script after its last file), turning a success into exit 6 at
-    random; the OS frees what the runtime holds. Used by every entry point that loads it."""
+    random; the OS frees what the runtime holds. Used by every entry point that loads it.
+    The bundle folders it holds are let go first, so their lock files go with it."""
     sys.stdout.flush()
     sys.stderr.flush()
+    bundle_lock.release_all()
     os._exit(code)
 
 
