@@ -40,6 +40,62 @@ def test_export_refuses_existing_bundle_without_overwrite(tmp_path, capsys):
     assert code == 2 and "--overwrite" in err[0]
 
 
+def test_overwrite_replaces_only_a_bundle(tmp_path, capsys):
+    """`--overwrite` deletes what it replaces: a folder that is not a voxport bundle (its
+    manifest does not say so) is refused in one line, before any work, and kept whole."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "precious.txt").write_text("x")
+    code, err = _run(["export", "core", "--output-dir", str(mine), "--overwrite"], capsys)
+    assert code == 2 and len(err) == 1 and f"{mine} is not a voxport bundle" in err[0], err
+    assert (mine / "precious.txt").read_text() == "x"
+    (mine / "manifest.json").write_text('{"name": "some web app"}')  # a manifest, not ours
+    code, err = _run(["export", "core", "--output-dir", str(mine), "--overwrite"], capsys)
+    assert code == 2 and "is not a voxport bundle" in err[0] and (mine / "precious.txt").exists()
+
+
+def _special_outputs(tmp_path):
+    """What an output path may name besides a regular file, each made here."""
+    import socket
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.json"
+    target.write_text("kept")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    sock_path = tmp_path / "sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    return {"a FIFO": fifo, "a symbolic link": link, "a socket": sock_path}, sock
+
+
+def test_outputs_refuse_what_a_rename_would_replace(tmp_path, capsys):
+    """Outputs are written beside their target and renamed onto it, so a device, FIFO, socket
+    or symlink there would be swapped for a regular file: each is refused in one line before
+    any work and left as it was (here /dev/null too, which as root would become a file)."""
+    specials, sock = _special_outputs(tmp_path)
+    try:
+        cases = {**specials, "a device": "/dev/null"}
+        for kind, path in cases.items():
+            code, err = _run(["doctor", "--no-selftest", "--json", str(path)], capsys)
+            assert code == 2 and len(err) == 1, (kind, err)
+            assert f"{path} is {kind}: outputs replace their target by a rename" in err[0], err
+        assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+        assert specials["a FIFO"].is_fifo() and specials["a socket"].is_socket()
+        assert specials["a symbolic link"].is_symlink()
+        assert (tmp_path / "target.json").read_text() == "kept"
+    finally:
+        sock.close()
+
+
+def test_an_existing_regular_output_is_replaced_whole(tmp_path, capsys):
+    out = tmp_path / "d.json"
+    out.write_text("old contents, longer than nothing")
+    assert main(["doctor", "--no-selftest", "--json", str(out)]) == 0
+    assert out.is_file() and not out.is_symlink() and "versions" in json.loads(out.read_text())
+
+
 def test_doctor_versions_only(tmp_path, capsys):
     code = main(["doctor", "--no-selftest", "--json", str(tmp_path / "d.json")])
     report = json.loads((tmp_path / "d.json").read_text())

@@ -126,11 +126,32 @@ def check_key(bundle: Path, manifest: Manifest, want: dict[str, Any] | str | Non
 
 
 def check_writable_destination(dest: Path, overwrite: bool) -> None:
-    """Fail before any work: existing bundle without --overwrite, or an unwritable parent."""
+    """Fail before any work: an existing folder without --overwrite, something that is not a
+    voxport bundle even with it (--overwrite deletes what it replaces: only a folder whose
+    manifest says it is a bundle), or an unwritable parent."""
     dest = Path(dest)
-    if dest.exists() and not overwrite:
-        raise UserError(f"{dest} already exists: pass --overwrite to replace it")
+    if dest.exists() or dest.is_symlink():
+        if not overwrite:
+            raise UserError(f"{dest} already exists: pass --overwrite to replace it")
+        if not is_bundle_folder(dest):
+            raise UserError(
+                f"{dest} is not a voxport bundle (no {MANIFEST} of format {FORMAT} in it): "
+                "--overwrite replaces only a bundle; give another --output-dir, or remove it "
+                "yourself"
+            )
     ensure_writable_folder(dest.parent)
+
+
+def is_bundle_folder(path: Path) -> bool:
+    """Whether `path` is a real folder (not a link) whose manifest says it is a voxport bundle
+    (whatever else is wrong with it: a stale or tampered bundle may be replaced)."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        return json.loads((path / MANIFEST).read_text()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 class BundleWriter:

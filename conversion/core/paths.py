@@ -40,10 +40,32 @@ def public_mode(path: Path | str) -> None:
 
 
 def writable_file(value: str | Path) -> Path:
-    """An output file path whose folder exists (or can be made) and is writable."""
+    """An output file path whose folder exists (or can be made) and is writable, naming a
+    regular file or nothing yet.
+
+    Outputs are written beside the target and renamed onto it (a reader never sees half a
+    file), so the target is replaced, not written into: a symbolic link, a device (`/dev/null`,
+    `/dev/full`), a FIFO or a socket there is refused in one line, before any work, rather
+    than swapped for a regular file."""
     path = Path(value)
+    if path.is_symlink():
+        raise UserError(
+            f"{path} is a symbolic link: outputs replace their target by a rename, which would "
+            "replace the link; give the path of a regular file (e.g. the link's target)"
+        )
     if path.is_dir():
         raise UserError(f"{path} is a folder: give a file path")
+    if path.exists() and not path.is_file():
+        kind = (
+            "a device" if path.is_char_device() or path.is_block_device()
+            else "a FIFO" if path.is_fifo()
+            else "a socket" if path.is_socket()
+            else "not a regular file"
+        )  # fmt: skip
+        raise UserError(
+            f"{path} is {kind}: outputs replace their target by a rename, which would replace "
+            "it; give the path of a regular file"
+        )
     ensure_writable_folder(path.parent)
     return path
 
