@@ -96,6 +96,20 @@ def test_an_existing_regular_output_is_replaced_whole(tmp_path, capsys):
     assert out.is_file() and not out.is_symlink() and "versions" in json.loads(out.read_text())
 
 
+def test_a_failed_run_removes_the_folders_it_made_for_its_output(tmp_path, capsys):
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "other.txt").write_text("x")
+    out = tmp_path / "new" / "deep" / "x.wav"
+    code, err = _run(["speak", "core", "hello", "-o", str(out)], capsys)  # fails after -o is made
+    assert code == 2 and "has no voice" in err[0]
+    assert not (tmp_path / "new").exists()
+    code, _ = _run(["speak", "core", "hello", "-o", str(kept / "sub" / "x.wav")], capsys)
+    assert code == 2 and not (kept / "sub").exists() and (kept / "other.txt").exists()
+    ok = tmp_path / "made" / "d.json"  # a run that succeeds keeps them, with its file
+    assert main(["doctor", "--no-selftest", "--json", str(ok)]) == 0 and ok.is_file()
+
+
 def test_doctor_versions_only(tmp_path, capsys):
     code = main(["doctor", "--no-selftest", "--json", str(tmp_path / "d.json")])
     report = json.loads((tmp_path / "d.json").read_text())

@@ -18,7 +18,12 @@ from typing import NoReturn
 from conversion.core import serve
 from conversion.core.errors import UserError
 from conversion.core.hub import is_hub_id
-from conversion.core.paths import no_space_message, writable_file
+from conversion.core.paths import (
+    forget_made_folders,
+    no_space_message,
+    remove_made_folders,
+    writable_file,
+)
 from conversion.core.port import DTYPES
 
 from . import device, registry, sweep
@@ -283,6 +288,20 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI: the verb's exit code; a run that fails removes the folders it made for its
+    output files (those still empty)."""
+    forget_made_folders()
+    try:
+        code = _main(argv)
+    except BaseException:
+        remove_made_folders()
+        raise
+    if code != 0:
+        remove_made_folders()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parse(argv)

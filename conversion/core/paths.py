@@ -39,6 +39,40 @@ def public_mode(path: Path | str) -> None:
     os.chmod(path, 0o666 & ~umask)
 
 
+# The folders this process made for its output files, outermost first: a failed run removes
+# them again (those still empty), so it leaves no trace of its `-o` path (`remove_made_folders`).
+_MADE_FOR_OUTPUTS: list[Path] = []
+
+
+def _missing_ancestors(folder: Path) -> list[Path]:
+    """`folder` and its ancestors that do not exist yet, outermost first."""
+    missing = []
+    p = folder.absolute()
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    return missing[::-1]
+
+
+def forget_made_folders() -> None:
+    """A new run begins (the CLI called again in one process): earlier runs' folders stay."""
+    _MADE_FOR_OUTPUTS.clear()
+
+
+def remove_made_folders() -> list[Path]:
+    """Remove the folders made for outputs that are still empty, innermost first (the run
+    failed); the removed ones. A folder something was written into stays."""
+    removed = []
+    while _MADE_FOR_OUTPUTS:
+        folder = _MADE_FOR_OUTPUTS.pop()
+        try:
+            folder.rmdir()
+            removed.append(folder)
+        except OSError:
+            continue  # not empty (or gone): kept
+    return removed
+
+
 def writable_file(value: str | Path) -> Path:
     """An output file path whose folder exists (or can be made) and is writable, naming a
     regular file or nothing yet.
@@ -66,7 +100,9 @@ def writable_file(value: str | Path) -> Path:
             f"{path} is {kind}: outputs replace their target by a rename, which would replace "
             "it; give the path of a regular file"
         )
+    made = _missing_ancestors(path.parent if str(path.parent) else Path("."))
     ensure_writable_folder(path.parent)
+    _MADE_FOR_OUTPUTS.extend(f for f in made if f not in _MADE_FOR_OUTPUTS)
     return path
 
 
