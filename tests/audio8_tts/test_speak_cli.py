@@ -39,7 +39,9 @@ def test_a_failed_speak_leaves_no_partial_file(tmp_path, monkeypatch, stream, wo
     argv.append(workers)
     with pytest.raises(RuntimeError, match="mid-utterance"):
         main(argv + (["--stream"] if stream else []))
-    assert list(out.parent.iterdir()) == []  # neither x.wav nor .x.wav.partial
+    # neither x.wav nor .x.wav.partial, nor the folder made for them (issue 21: a failed run
+    # removes the parents it made for -o)
+    assert not out.parent.exists()
 
 
 def test_nothing_decoded_is_said_not_crashed():
