@@ -74,22 +74,27 @@ def _in_thread(work) -> threading.Event:
     return done
 
 
+def _waits_for(holder: Holder, work, what: str) -> None:
+    """`work` (in a thread) stays blocked while `holder` holds, and finishes once it lets go."""
+    try:
+        done = _in_thread(work)
+        assert not done.wait(1.5), f"{what} went ahead while another process held the folder"
+        holder.release()
+        assert done.wait(30)
+    finally:
+        holder.end()
+
+
 def test_a_writer_waits_for_the_process_using_the_folder_and_names_it(tmp_path, capfd):
     dest = tmp_path / "b"
     dest.mkdir()
     user = Holder(dest, "use")
-    try:
 
-        def write():
-            with bundle_lock.writing(dest, "exporter"):
-                pass
+    def write():
+        with bundle_lock.writing(dest, "exporter"):
+            pass
 
-        done = _in_thread(write)
-        assert not done.wait(1.5), "the writer went ahead while another process used the folder"
-        user.release()
-        assert done.wait(30)
-    finally:
-        user.end()
+    _waits_for(user, write, "the writer")
     err = capfd.readouterr().err
     assert f"exporter: waiting to write {dest}: pid {user.proc.pid} using it" in err, err
 
@@ -97,13 +102,7 @@ def test_a_writer_waits_for_the_process_using_the_folder_and_names_it(tmp_path, 
 def test_a_loader_waits_for_the_process_writing_the_folder(tmp_path, capfd):
     dest = tmp_path / "b"  # not there yet: the writer makes it
     writer = Holder(dest, "write")
-    try:
-        done = _in_thread(lambda: bundle_lock.Use(dest).release())
-        assert not done.wait(1.5), "a loader went ahead while another process wrote the folder"
-        writer.release()
-        assert done.wait(30)
-    finally:
-        writer.end()
+    _waits_for(writer, lambda: bundle_lock.Use(dest).release(), "a loader")
     err = capfd.readouterr().err
     assert f"waiting to load {dest}: pid {writer.proc.pid} writing it" in err, err
 

@@ -38,13 +38,16 @@ from typing import IO
 class _Folder:
     """This process's hold on one folder: the open lock file, its uses, its writing thread."""
 
-    dest: Path
-    lock_path: Path
+    dest: Path  # its real path
     file: IO | None = None
     uses: int = 0
     writer: int | None = None  # the thread ident writing it now
     depth: int = 0  # nested writes by that thread
     turn: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def lock_path(self) -> Path:
+        return self.dest.with_name(f".{self.dest.name}.lock")
 
 
 _FOLDERS: dict[str, _Folder] = {}
@@ -53,14 +56,13 @@ _FOLDERS_LOCK = threading.Lock()
 
 def lock_path(dest: Path | str) -> Path:
     """The lock file of folder `dest`: `.NAME.lock` beside it."""
-    dest = Path(os.path.realpath(dest))
-    return dest.with_name(f".{dest.name}.lock")
+    return _Folder(Path(os.path.realpath(dest))).lock_path
 
 
 def _folder(dest: Path | str) -> _Folder:
-    real, path = Path(os.path.realpath(dest)), lock_path(dest)
+    real = Path(os.path.realpath(dest))
     with _FOLDERS_LOCK:
-        return _FOLDERS.setdefault(str(path), _Folder(real, path))
+        return _FOLDERS.setdefault(str(real), _Folder(real))
 
 
 def _open(f: _Folder) -> IO | None:
