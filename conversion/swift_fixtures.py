@@ -230,6 +230,44 @@ def _tamper_messages(dest: Path, work: Path) -> dict[str, dict]:
     return out
 
 
+def _closed_messages(dest: Path, work: Path) -> dict[str, dict]:
+    """load_manifest's message for each way out of the bundle the Swift tests also build:
+    refused with or without hashing (path -> <bundle>)."""
+    cases = {
+        "asset_file_linked_out": ("scale.asset/weights/0.bin", "link"),
+        "stray_top_level_file": ("notes.txt", "add"),
+        "manifest_asset_escapes": ("acc.asset", "escape"),
+    }
+    out = {}
+    for key, (rel, how) in cases.items():
+        case = work / f"closed-{key}"
+        copy = case / "bundle"
+        shutil.copytree(dest, copy)
+        _break_out(copy, rel, how)
+        msg = _python_error(lambda c=copy: core_bundle.load_manifest(c, verify=False))
+        out[key] = {"path": rel, "damage": how, "message": msg.replace(str(copy), "<bundle>")}
+    return out
+
+
+def _break_out(bundle: Path, rel: str, how: str) -> None:
+    """What the Swift test does too: `link` moves the file beside the bundle and links to it
+    (same bytes, so only the link gives it away), `add` writes a file the manifest does not
+    list, `escape` makes the manifest name the asset `../<rel>`."""
+    p = bundle / rel
+    if how == "link":
+        outside = bundle.parent / "outside.bin"
+        p.rename(outside)
+        p.symlink_to(outside)
+    elif how == "add":
+        p.write_bytes(b"not in the manifest\n")
+    else:
+        doc = json.loads((bundle / core_bundle.MANIFEST).read_text())
+        for g in doc["graphs"].values():
+            if g["asset"] == rel:
+                g["asset"] = f"../{rel}"
+        (bundle / core_bundle.MANIFEST).write_text(json.dumps(doc, indent=2) + "\n")
+
+
 def _damage(p: Path, how: str) -> None:
     """The damage the Swift test applies too: flip the middle byte, drop the second half, delete."""
     if how == "delete":
@@ -271,6 +309,7 @@ def _write_bundle(root: Path) -> None:
         manifest_path.write_text(json.dumps(doc, indent=2) + "\n")
         manifest = core_bundle.load_manifest(dest)  # verifies, as the Swift side will
         tamper = _tamper_messages(dest, Path(tmp))
+        closed = _closed_messages(dest, Path(tmp))
     expect = {
         "format": core_bundle.FORMAT,
         "manifest_name": core_bundle.MANIFEST,
@@ -285,6 +324,7 @@ def _write_bundle(root: Path) -> None:
         "file_sha256": manifest.meta["files"],
         "single_file_content_hash": core_bundle.content_hash(dest / "table.txt"),
         "tamper": tamper,
+        "closed": closed,
     }
     _json(root / "bundle_expect.json", expect)
 

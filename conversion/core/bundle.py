@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,9 +81,43 @@ class Manifest:
             )
         d = {k: v for k, v in d.items() if k != "format"}
         try:
-            return cls(**d)
+            manifest = cls(**d)
         except TypeError as e:
             raise BundleIntegrityError(f"{where}: malformed manifest ({e}); re-export it") from e
+        manifest.check_names(where)
+        return manifest
+
+    def check_names(self, where: Path) -> None:
+        """Every graph name, asset and host file a plain name inside the bundle: a manifest
+        that names `../x` or `/x` would make a loader, a lowering or a sideload reach out of
+        the bundle (its hash check would pass on whatever lies there)."""
+        if not isinstance(self.graphs, dict) or not isinstance(self.meta, dict):
+            raise BundleIntegrityError(f"{where}: malformed manifest (graphs, meta); re-export it")
+        for name, g in sorted(self.graphs.items()):  # in name order: Swift reports the same
+            _check_plain(where, "graph name", name)
+            if not isinstance(g, dict) or not isinstance(g.get("functions"), dict):
+                raise BundleIntegrityError(
+                    f"{where}: malformed manifest (graph {name!r}); re-export it"
+                )
+            _check_plain(where, f"asset of graph {name!r}", g.get("asset"))
+            if not isinstance(g.get("sha256"), str):
+                raise BundleIntegrityError(
+                    f"{where}: malformed manifest (graph {name!r} has no sha256); re-export it"
+                )
+        files = self.meta.get("files", {})
+        if not isinstance(files, dict):
+            raise BundleIntegrityError(f"{where}: malformed manifest (meta.files); re-export it")
+        for name, digest in sorted(files.items()):
+            _check_plain(where, "file", name)
+            if not isinstance(digest, str):
+                raise BundleIntegrityError(
+                    f"{where}: malformed manifest (file {name!r} has no sha256); re-export it"
+                )
+
+    def entries(self) -> set[str]:
+        """The top-level names the bundle holds: its manifest, assets and host files."""
+        names = {MANIFEST, *(g["asset"] for g in self.graphs.values())}
+        return names | set(self.meta.get("files", {}))
 
     def function(self, graph: str, function: str) -> dict:
         if graph not in self.graphs:
@@ -91,6 +126,24 @@ class Manifest:
         if function not in fns:
             raise UserError(f"graph '{graph}' has no function '{function}' (has: {sorted(fns)})")
         return fns[function]
+
+
+def is_plain_name(name: object) -> bool:
+    """A name that stays inside the folder it is joined to: one path component, not `.`,
+    `..` or empty, no separator of either system, no NUL."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and not any(c in name for c in "/\\\0")
+    )
+
+
+def _check_plain(where: Path, what: str, name: object) -> None:
+    if not is_plain_name(name):
+        raise BundleIntegrityError(
+            f"{where}: {what} {name!r} is not a plain name inside the bundle (no '/', '\\', "
+            "'..' or absolute path): the manifest was edited; re-export the bundle"
+        )
 
 
 def key_digest(key: dict[str, Any]) -> str:
@@ -323,10 +376,51 @@ def load_manifest(bundle: Path | str, verify: bool = True) -> Manifest:
         raise BundleIntegrityError(f"{path} is not valid JSON ({e}); re-export it") from e
     if verify:
         verify_bundle(bundle, manifest)
+    else:  # no hashing, but never a link out of the bundle nor an unlisted file
+        check_closed(bundle, manifest)
     return manifest
 
 
+def check_closed(bundle: Path, manifest: Manifest) -> None:
+    """The bundle holds only what its manifest lists, as real files and folders: no symbolic
+    link anywhere in it (one would be followed out of the bundle when hashing, loading,
+    lowering or sideloading), nothing but regular files and folders, and no top-level entry
+    the manifest does not list (a sideload would push it). Cheap: no file is read."""
+    bundle = Path(bundle)
+    known = manifest.entries()
+    with os.scandir(bundle) as top:
+        names = sorted(e.name for e in top)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise BundleIntegrityError(
+            f"{bundle}: {unknown[0]} is not listed in its manifest (a bundle holds only its "
+            f"graphs, its host files and {MANIFEST}): remove it, or re-export the bundle"
+        )
+    for name in names:
+        _check_tree(bundle, name)
+
+
+def _check_tree(bundle: Path, rel: str) -> None:
+    path = bundle / rel
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise BundleIntegrityError(
+            f"{bundle}: {rel} is a symbolic link: a bundle holds only its own files, none "
+            "linked from elsewhere; re-export the bundle"
+        )
+    if stat.S_ISDIR(st.st_mode):
+        with os.scandir(path) as entries:
+            for name in sorted(e.name for e in entries):
+                _check_tree(bundle, f"{rel}/{name}")
+    elif not stat.S_ISREG(st.st_mode):
+        raise BundleIntegrityError(
+            f"{bundle}: {rel} is not a regular file or folder; re-export the bundle"
+        )
+
+
 def verify_bundle(bundle: Path, manifest: Manifest) -> None:
+    """Every asset's content hash and every host file's sha256, after `check_closed`."""
+    check_closed(bundle, manifest)
     for name, g in manifest.graphs.items():
         asset = bundle / g["asset"]
         if not asset.exists():

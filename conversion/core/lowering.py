@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .bundle import is_plain_name
 from .paths import process_temp_folder
 
 # Where a process's lowered assets go (one folder per owner, `<prefix><pid>-xxxx` in the temp
@@ -46,6 +47,8 @@ class LoweredFolder:
             return await stack.enter_async_context(asset.executable())
         from coreai.runtime import AIModel
 
+        if not is_plain_name(name):  # the manifest check's second line: never a path out
+            raise ValueError(f"lowered asset name {name!r} is not a plain name")
         if self.path is None:
             self.path = process_temp_folder(LOWERED_PREFIX)
         odix = self.path / f"{name}{_SUFFIX}"

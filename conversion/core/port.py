@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from . import bundle_lock, hub
-from .bundle import key_digest, load_manifest
+from .bundle import FORMAT, MANIFEST, is_bundle_folder, key_digest, load_manifest
 from .errors import BundleIntegrityError, BundleNotFoundError, UserError
 from .weights_folder import cache_dir, folder_problem, read_manifest
 
@@ -240,6 +240,7 @@ class ModelPort(ABC):
         process replaces it meanwhile; every session it opens there checks that the folder
         still holds `key`'s graphs."""
         key = self.bundle_key(folder, config, dtype, graphs, precisions)
+        given = path is not None  # --bundle: the user's folder, never exported over if broken
         if path is None:
             path = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
         path = Path(path)
@@ -251,6 +252,8 @@ class ModelPort(ABC):
         use.release()
         with bundle_lock.writing(path, self.name):
             if not self.is_current(path, key):  # else exported while this process waited
+                if given:
+                    check_replaceable(path)
                 if (path / "manifest.json").exists():
                     print(
                         f"{self.name}: {path} was exported from other weights, sizes or "
@@ -274,6 +277,25 @@ class ModelPort(ABC):
         key = self.bundle_key(folder, config, dtype)
         bundle_lock.expect(dest, key.to_json())
         return self.export_bundle(ExportJob(folder, config, dest, key, dtype, overwrite, loaded))
+
+
+def check_replaceable(path: Path) -> None:
+    """A `--bundle` folder may be re-exported over only when it is an intact bundle made from
+    other arguments (other weights, sizes or precisions): one that fails its verification (a
+    tampered, linked or hand-edited bundle) or is no bundle at all is refused, naming why."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if not is_bundle_folder(path):
+        raise UserError(
+            f"--bundle {path} is not a voxport bundle (no {MANIFEST} of format {FORMAT}): it "
+            "is left as it is; give another --bundle, or remove it"
+        )
+    try:
+        load_manifest(path, verify=True)
+    except BundleIntegrityError as e:
+        raise UserError(
+            f"--bundle {path} fails its verification, so it is not exported over: {e}"
+        ) from None
 
 
 @dataclass

@@ -64,11 +64,51 @@ public struct Manifest: Decodable, Sendable {
                 "\(source): unsupported bundle format \(found); this VoxportKit reads \(format) only: "
                     + "re-export the bundle with a matching voxport, or update VoxportKit")
         }
+        let manifest: Manifest
         do {
-            return try JSONDecoder().decode(Manifest.self, from: data)
+            manifest = try JSONDecoder().decode(Manifest.self, from: data)
         } catch {
             throw VoxportError(.bundleIntegrity, "\(source): malformed manifest (\(error)); re-export it")
         }
+        try manifest.checkNames(source: source)
+        return manifest
+    }
+
+    /// `Manifest.check_names`: every graph name, asset and host file a plain name inside the
+    /// bundle, in name order (a `../x` or `/x` would make a loader or a sideload reach out of
+    /// the bundle, and its hash check would pass on whatever lies there).
+    func checkNames(source: String) throws {
+        for name in graphs.keys.sorted(by: Manifest.codePointOrder) {
+            try Manifest.checkPlain(source, "graph name", name)
+            try Manifest.checkPlain(source, "asset of graph \(PythonRepr.string(name))", graphs[name]!.asset)
+        }
+        for name in files.keys.sorted(by: Manifest.codePointOrder) {
+            try Manifest.checkPlain(source, "file", name)
+        }
+    }
+
+    /// The top-level names a bundle holds: its manifest, assets and host files.
+    public var entries: Set<String> {
+        Set([Manifest.fileName] + graphs.values.map(\.asset) + files.keys)
+    }
+
+    /// `bundle.is_plain_name`: one path component, not `.`, `..` or empty, no separator, no NUL.
+    public static func isPlainName(_ name: String) -> Bool {
+        !["", ".", ".."].contains(name) && !name.unicodeScalars.contains { "/\\\0".unicodeScalars.contains($0) }
+    }
+
+    private static func checkPlain(_ source: String, _ what: String, _ name: String) throws {
+        guard isPlainName(name) else {
+            throw VoxportError(
+                .bundleIntegrity,
+                "\(source): \(what) \(PythonRepr.string(name)) is not a plain name inside the bundle (no '/', '\\', "
+                    + "'..' or absolute path): the manifest was edited; re-export the bundle")
+        }
+    }
+
+    /// Python's `sorted` order for names (code points, not Swift's Unicode collation).
+    static func codePointOrder(_ a: String, _ b: String) -> Bool {
+        a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
     }
 
     /// One function's descriptor, with Python's `Manifest.function` messages.

@@ -21,14 +21,59 @@ public struct ModelBundle: Sendable {
         }
         let data = try FileIO.read(manifestURL)
         let bundle = ModelBundle(url: dir, manifest: try Manifest.decode(data, source: manifestURL.path))
-        if verify { try bundle.verify() }
+        // Never a link out of the bundle nor an unlisted file, hashed or not (`load_manifest`).
+        if verify { try bundle.verify() } else { try bundle.checkClosed() }
         return bundle
+    }
+
+    /// `bundle.check_closed`: the bundle holds only what its manifest lists, as real files and
+    /// folders: no symbolic link anywhere in it, nothing but regular files and folders, and no
+    /// top-level entry the manifest does not list (with Python's messages, in name order).
+    public func checkClosed() throws {
+        let fm = FileManager.default
+        let names: [String]
+        do {
+            names = try fm.contentsOfDirectory(atPath: url.path).sorted(by: Manifest.codePointOrder)
+        } catch {
+            throw VoxportError(.io, "\(url.path): cannot list the bundle (\(error))")
+        }
+        let known = manifest.entries
+        if let stray = names.first(where: { !known.contains($0) }) {
+            throw VoxportError(
+                .bundleIntegrity,
+                "\(url.path): \(stray) is not listed in its manifest (a bundle holds only its graphs, its host "
+                    + "files and \(Manifest.fileName)): remove it, or re-export the bundle")
+        }
+        for name in names { try checkTree(name) }
+    }
+
+    private func checkTree(_ rel: String) throws {
+        let fm = FileManager.default
+        let path = url.appendingPathComponent(rel).path
+        // attributesOfItem does not follow a final link (lstat), as Python's os.lstat.
+        let type = (try? fm.attributesOfItem(atPath: path)[.type] as? FileAttributeType) ?? nil
+        switch type {
+        case .typeSymbolicLink?:
+            throw VoxportError(
+                .bundleIntegrity,
+                "\(url.path): \(rel) is a symbolic link: a bundle holds only its own files, none linked "
+                    + "from elsewhere; re-export the bundle")
+        case .typeDirectory?:
+            let children = (try? fm.contentsOfDirectory(atPath: path)) ?? []
+            for child in children.sorted(by: Manifest.codePointOrder) { try checkTree("\(rel)/\(child)") }
+        case .typeRegular?:
+            return
+        default:
+            throw VoxportError(
+                .bundleIntegrity, "\(url.path): \(rel) is not a regular file or folder; re-export the bundle")
+        }
     }
 
     /// `bundle.verify_bundle`: every graph asset's content hash, then every host file's
     /// sha256, with Python's messages (graphs and files in name order, so the first failure
     /// reported is the same on every run).
     public func verify() throws {
+        try checkClosed()
         let fm = FileManager.default
         for name in manifest.graphs.keys.sorted() {
             let g = manifest.graphs[name]!

@@ -15,6 +15,7 @@ final class BundleVerifyTests: XCTestCase {
         let file_sha256: [String: String]
         let single_file_content_hash: String
         let tamper: [String: Tamper]
+        let closed: [String: Tamper]
     }
 
     private let bundleURL = Fixtures.url("bundle")
@@ -78,6 +79,56 @@ final class BundleVerifyTests: XCTestCase {
             XCTAssertEqual(err?.message, want, key)
             let named = t.path.split(separator: "/").first.map(String.init)!
             XCTAssertTrue(err?.message.contains(named) == true, key)
+        }
+    }
+
+    /// A bundle is a closed world: a link out of it (same bytes), a file its manifest does not
+    /// list, and a manifest naming `../asset` are refused with Python's message, hashed or not.
+    func testWaysOutOfTheBundleAreRefusedWithOrWithoutHashing() throws {
+        let e = try expect()
+        XCTAssertEqual(Set(e.closed.values.map(\.damage)), ["link", "add", "escape"])
+        for (key, t) in e.closed.sorted(by: { $0.key < $1.key }) {
+            let dir = try Fixtures.scratch()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let copy = dir.appendingPathComponent("bundle")
+            try FileManager.default.copyItem(at: bundleURL, to: copy)
+            try breakOut(copy, t.path, t.damage)
+            let want = t.message.replacingOccurrences(of: "<bundle>", with: copy.standardizedFileURL.path)
+            for verify in [false, true] {
+                let err = expectError { _ = try ModelBundle.open(copy, verify: verify) }
+                XCTAssertEqual(err?.kind, .bundleIntegrity, "\(key) verify=\(verify)")
+                XCTAssertEqual(err?.message, want, "\(key) verify=\(verify)")
+            }
+        }
+        XCTAssertTrue(Manifest.isPlainName("acc.asset"))
+        for bad in ["", ".", "..", "../x", "/etc", "a\\b", "a\u{0}b"] {
+            XCTAssertFalse(Manifest.isPlainName(bad), bad)
+        }
+    }
+
+    /// `swift_fixtures._break_out`: link to the same bytes moved beside the bundle, add an
+    /// unlisted file, or make the manifest name the asset `../<path>`.
+    private func breakOut(_ bundle: URL, _ rel: String, _ how: String) throws {
+        let fm = FileManager.default
+        let url = bundle.appendingPathComponent(rel)
+        switch how {
+        case "link":
+            let outside = bundle.deletingLastPathComponent().appendingPathComponent("outside.bin")
+            try fm.moveItem(at: url, to: outside)
+            try fm.createSymbolicLink(at: url, withDestinationURL: outside)
+        case "add":
+            try Data("not in the manifest\n".utf8).write(to: url)
+        default:
+            let manifestURL = bundle.appendingPathComponent(Manifest.fileName)
+            var doc = try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as! [String: Any]
+            var graphs = doc["graphs"] as! [String: Any]
+            for (name, value) in graphs {
+                var g = value as! [String: Any]
+                if g["asset"] as? String == rel { g["asset"] = "../\(rel)" }
+                graphs[name] = g
+            }
+            doc["graphs"] = graphs
+            try JSONSerialization.data(withJSONObject: doc).write(to: manifestURL)
         }
     }
 
