@@ -339,8 +339,16 @@ def _main(argv: list[str] | None) -> int:
 def console() -> NoReturn:
     """The `voxport` program: `main`, then the end of the process without the runtime's native
     teardown (`runtime.end_process`); every session and file is closed by the time `main`
-    returns, so nothing is lost."""
-    code = main()
+    returns, so nothing is lost. Temp files go into this process's own folder, removed
+    with it (`paths.claim_temp_folder`: `os._exit` skips the libraries' own cleanup)."""
+    from conversion.core.paths import claim_temp_folder, remove_claimed_temp_folder
+
+    claim_temp_folder()
+    try:
+        code = main()
+    except BaseException:
+        remove_claimed_temp_folder()
+        raise
     from conversion.core.runtime import end_process
 
     end_process(code)

@@ -199,6 +199,36 @@ def process_temp_folder(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
 
 
+#: The prefix of a voxport process's own temp folder (`claim_temp_folder`).
+TEMP_PREFIX = "voxport-tmp-"
+
+_claimed: Path | None = None
+
+
+def claim_temp_folder() -> Path:
+    """Make a fresh `voxport-tmp-<pid>-xxxx` folder this process's temp folder (Python's
+    `tempfile.tempdir`), so every temp file and folder made in it, by voxport or by a library,
+    goes when `remove_claimed_temp_folder` removes it. Why: voxport ends by `os._exit`
+    (`runtime.end_process`), which skips the interpreter's exit handlers, and some libraries
+    clean up only there (the G2P's espeak-ng loader copies `libespeak-ng.so` into a `mkdtemp`
+    folder removed by a `weakref.finalize`: two folders left per Kokoro run). A killed
+    process's folder is removed by the next voxport process (`process_temp_folder`)."""
+    global _claimed
+    if _claimed is None:
+        _claimed = process_temp_folder(TEMP_PREFIX)
+        tempfile.tempdir = str(_claimed)
+    return _claimed
+
+
+def remove_claimed_temp_folder() -> None:
+    """Remove this process's temp folder and everything in it (the process is ending)."""
+    global _claimed
+    if _claimed is not None:
+        shutil.rmtree(_claimed, ignore_errors=True)
+        tempfile.tempdir = None
+        _claimed = None
+
+
 def old_folder(dest: Path) -> Path:
     """Where `dest` waits while its replacement is renamed in (see `sweep_stale_staging`)."""
     return dest.with_name(f".{dest.name}{_OLD}{os.getpid()}")

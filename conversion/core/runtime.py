@@ -35,6 +35,7 @@ from .bundle import Manifest, check_key, key_digest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
 from .lowering import LOWERED_PREFIX as LOWERED_PREFIX  # its old home: importers name it here
 from .lowering import LoweredFolder
+from .paths import remove_claimed_temp_folder
 
 _INT32 = np.iinfo(np.int32)
 
@@ -101,6 +102,7 @@ def end_process(code: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     bundle_lock.release_all()
+    remove_claimed_temp_folder()  # what libraries would have removed at interpreter exit
     os._exit(code)
 
 
