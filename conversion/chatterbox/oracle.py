@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -133,6 +134,23 @@ def _swapped_conds(model: ChatterboxTTS, conds: Any) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _time_steps(add: Callable[..., None], t3: Any) -> list[float]:
+    """The ms of each forward of T3's loop, transformer to speech head (the first is the
+    prefill, the rest one decode step each: the work a bundle's `t3.decode` call does)."""
+    step_ms: list[float] = []
+    began = [0.0]
+
+    def step_begins(_m: Any, _args: Any, _kwargs: dict[str, Any]) -> None:
+        began[0] = time.perf_counter()
+
+    def step_ends(_m: Any, _a: Any, _out: Any) -> None:
+        step_ms.append((time.perf_counter() - began[0]) * 1e3)
+
+    add(t3.tfmr, step_begins, pre=True, kwargs=True)
+    add(t3.speech_head, step_ends)
+    return step_ms
+
+
 def _run_t3(
     model: ChatterboxTTS,
     text_tokens: torch.Tensor,
@@ -181,6 +199,7 @@ def _run_t3(
         add = stack.enter_context(_hooks())
         add(t3.cond_enc, on_cond)
         add(t3.tfmr, on_tfmr, pre=True, kwargs=True)
+        step_ms = _time_steps(add, t3)  # after on_tfmr's copy, before on_head's
         add(t3.speech_head, on_head)
         stack.enter_context(_torch_function("multinomial", draw))
         start = time.perf_counter()
@@ -206,6 +225,7 @@ def _run_t3(
         "uncond_logits": stacked[:, 1] if stacked.shape[1] > 1 else None,
         "uniforms": np.stack(uniforms) if uniforms else None,
         "seconds": seconds,
+        "step_ms": step_ms,
     }
     return out
 
@@ -489,6 +509,10 @@ def _record_meta(
         "n_cfm_timesteps": n_cfm_timesteps,
         "watermarker": type(model.watermarker).__name__,
         "seconds": {"t3": round(t3["seconds"], 3), "s3gen": round(s3_seconds, 3)},
+        # The median decode step of the loop (transformer to speech head, the prefill left out).
+        "t3_decode_step_ms": (
+            round(statistics.median(t3["step_ms"][1:]), 3) if len(t3["step_ms"]) > 1 else None
+        ),
     }
 
 

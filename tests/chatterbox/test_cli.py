@@ -205,9 +205,15 @@ def test_bench_reports_every_stage(gated_bundle, tmp_path):
         "runtime_calls_per_audio_s",
         "coreai_bundle_rtf",
         "eager_estimator_ms_per_call",
+        "eager_t3_decode_ms_per_step",
+        "t3_decode_vs_eager_step",
         "peak_rss_mb",
     ):
         assert figures[key] is not None and figures[key] > 0, key
+    # Like for like: one eager decode step is a small part of the whole loop's time per token.
+    assert figures["eager_t3_decode_ms_per_step"] < figures["eager_t3_loop_ms_per_token"]
+    ratio = figures["t3_decode_ms_per_token_fp32"] / figures["eager_t3_decode_ms_per_step"]
+    assert abs(figures["t3_decode_vs_eager_step"] - ratio) <= 0.01 * ratio + 0.01
 
 
 def _one_line_error(argv, capsys):

@@ -55,6 +55,7 @@ def test_fixture_text_and_t3_keys_and_shapes(model, fx):
         inter["t3_prefill_embeds"][:, -1], inter["t3_prefill_embeds"][:, -2]
     )
     assert inter["t3_tokens"].shape == (1, STEPS)  # random weights never stop
+    assert fx.meta["t3_decode_step_ms"] > 0  # one decode step of the loop, timed
     for key in ("t3_cond_logits", "t3_uncond_logits"):
         assert inter[key].shape == (STEPS, v)
     assert draws["t3_uniforms/0"].shape == (STEPS, v)
