@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import bundle_lock, errors
+from . import bundle_lock, errors, parent_watch
 from . import worker_protocol as wp
 from .bundle import Manifest, check_key, key_digest, load_manifest
 from .errors import InputSpecError, RuntimeCrash
@@ -336,6 +336,9 @@ class IsolatedSession:
             stdout=subprocess.PIPE,
             stderr=self._log,
             bufsize=0,
+            # The child ends when this process dies, even mid-call (parent_watch); from the
+            # main thread the kernel kills it at once (a pool thread's child is only watched).
+            env=parent_watch.child_env(),
         )
         self._chan = wp.PipeChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno())
         try:

@@ -8,8 +8,11 @@ The server starts its runtime, sends one `ready` frame, then answers each reques
 reply frame, in order, until `close` or the end of stdin: one frame loop (`_serve`) for both
 modes, each mode a handler class (`Server`, `AssetServer`). A request that fails (a wrong input
 shape, an unknown graph, a runtime error the runtime survives) gets an error reply and the
-server keeps serving; only a stream that is no longer a frame sequence ends it. A runtime abort
-ends the process: the client sees the end of stdout and reads the exit status.
+server keeps serving, as does a frame whose header or arrays are malformed but whose end is
+known (`worker_protocol.FrameRejected`); only a stream that is no longer a frame sequence ends it
+(an error reply, then exit 3). A runtime abort ends the process: the client sees the end of
+stdout and reads the exit status. The server also ends when its parent process dies
+(`parent_watch`), so a killed client does not leave it computing.
 
 Nothing but frames goes to stdout: the real stdout is taken over at start and fd 1 (Python's
 `print`, the runtime's own logging) is pointed at stderr. Protocol: docs/worker-protocol.md and
@@ -27,10 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import bundle_lock
+from . import bundle_lock, parent_watch
 from . import worker_protocol as wp
 from .bundle import Manifest, check_key, load_manifest
 from .errors import UserError
+from .paths import remove_claimed_temp_folder
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROTOCOL = 0, 1, 2, 3
 
@@ -75,6 +79,11 @@ def _field(header: dict, name: str, default: Any = None) -> str:
     if not isinstance(value, str) or not value:
         raise UserError(f"request '{header.get('op')}' needs '{name}' (a non-empty string)")
     return value
+
+
+def _echo(header: dict) -> dict[str, Any]:
+    """The request's op and id, as its reply repeats them."""
+    return {"op": header.get("op"), **({"id": header["id"]} if "id" in header else {})}
 
 
 def _int_field(header: dict, name: str, what: str) -> int:
@@ -136,12 +145,21 @@ class Server(Handlers):
             "loaded": self.session.graphs(),
         }, None
 
+    def _graph(self, header: dict) -> str:
+        """The request's graph, one of the bundle's: every op refuses another name (reading
+        or resetting the state of a graph that does not exist is a mistake, not an empty
+        state)."""
+        graph = _field(header, "graph")
+        if graph not in self.session.manifest.graphs:
+            raise UserError(f"no graph '{graph}' (has: {sorted(self.session.manifest.graphs)})")
+        return graph
+
     def op_load_graph(self, header, arrays):
-        self.session.load_graph(_field(header, "graph"))
+        self.session.load_graph(self._graph(header))
         return {}, None
 
     def op_run(self, header, arrays):
-        graph, function = _field(header, "graph"), _field(header, "function")
+        graph, function = self._graph(header), _field(header, "function")
         state = _field(header, "state", "default")
         start = time.perf_counter()
         out = self.session.run(graph, function, arrays, state=state)
@@ -149,11 +167,11 @@ class Server(Handlers):
         return {"ms": ms}, {k: wp.wire_array(k, v) for k, v in out.items()}
 
     def op_reset_state(self, header, arrays):
-        self.session.reset_state(_field(header, "graph"), _field(header, "state", "default"))
+        self.session.reset_state(self._graph(header), _field(header, "state", "default"))
         return {}, None
 
     def op_read_state(self, header, arrays):
-        st = self.session.read_state(_field(header, "graph"), _field(header, "state", "default"))
+        st = self.session.read_state(self._graph(header), _field(header, "state", "default"))
         return {}, {k: wp.wire_array(k, v) for k, v in st.items()}
 
     def discard_lowered(self) -> None:
@@ -258,9 +276,35 @@ def _check_wire_names(function: str, desc: dict) -> None:
 # -- the frame loop ------------------------------------------------------------------------------
 
 
+#: The handlers serving now: what the parent watch cleans up (their lowered assets) when the
+#: parent dies; None while they start (a folder lowered then is swept by the next worker).
+_serving: Handlers | None = None
+
+
+def _parent_gone() -> None:
+    """What `end_process` would remove, short of its flushes and locks (`parent_watch._end`)."""
+    if _serving is not None:
+        _serving.discard_lowered()
+    remove_claimed_temp_folder()  # `voxport serve`'s own temp folder (none for `python -m`)
+
+
+def _send(out, header: dict, arrays: dict | None = None) -> None:
+    """Write one reply. One that cannot be encoded (a handler's bug: a value JSON cannot
+    carry) is answered as an error instead, so the stream stays a frame sequence."""
+    try:
+        parts = wp.encode_frame(header, arrays)
+    except (TypeError, ValueError, RecursionError) as e:
+        echo = {k: header[k] for k in ("op", "id") if k in header}
+        parts = wp.encode_frame(wp.error_reply(e, **echo))
+    for part in parts:
+        out.write(part)
+    out.flush()
+
+
 def _serve(start: Callable[[], Handlers]) -> int:
     """Claim stdio, start the handlers (`start`), then answer frames until `close` or end of
     input. A failed start is an error reply as the `ready` frame (exit 2 for a user error)."""
+    global _serving
     inp, out = _claim_stdio()
     read = wp.stream_reader(inp)
     try:
@@ -269,32 +313,38 @@ def _serve(start: Callable[[], Handlers]) -> int:
         wp.write_frame(out, wp.error_reply(e, op="ready", protocol=wp.PROTOCOL))
         print(f"voxport serve: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_USAGE if isinstance(e, UserError) else EXIT_FAILED
+    _serving = handlers
     try:
         ready = {"ok": True, "op": "ready", "protocol": wp.PROTOCOL, "mode": handlers.MODE}
         wp.write_frame(out, {**ready, **handlers.ready(), "pid": os.getpid()})
         while True:
             try:
                 frame = wp.read_frame(read)
+            except wp.FrameRejected as e:
+                # A whole frame refused (bad header values or arrays): the next one reads.
+                _send(out, wp.error_reply(wp.ProtocolError(str(e)), **_echo(e.header)))
+                continue
             except wp.ProtocolError as e:
                 # The stream cannot be resynchronised: say why, then stop.
-                wp.write_frame(out, wp.error_reply(e))
+                _send(out, wp.error_reply(e))
                 print(f"voxport serve: {e}", file=sys.stderr)
                 return EXIT_PROTOCOL
             if frame is None:
                 _exit_now(out, handlers)
             header, arrays = frame
-            echo = {"op": header.get("op"), **({"id": header["id"]} if "id" in header else {})}
+            echo = _echo(header)
             try:
                 reply, out_arrays = handlers.handle(header, arrays)
             except Exception as e:
-                wp.write_frame(out, wp.error_reply(e, **echo))
+                _send(out, wp.error_reply(e, **echo))
                 continue
-            wp.write_frame(out, {"ok": True, **echo, **reply}, out_arrays)
+            _send(out, {"ok": True, **echo, **reply}, out_arrays)
             if echo["op"] == "close":
                 _exit_now(out, handlers)
     except (BrokenPipeError, KeyboardInterrupt):  # the client went away
         return EXIT_OK
     finally:
+        _serving = None
         handlers.close()
 
 
@@ -368,15 +418,18 @@ def run_args(args: argparse.Namespace, verify: bool = True) -> int:
             "give a BUNDLE to serve its graphs, or --assets to serve single .aimodel assets "
             "(one of the two)"
         )
-    if args.assets:
-        if args.graphs is not None:
-            raise UserError("--graphs is for a BUNDLE; with --assets, load them with load_asset")
-        return serve_assets()
-    # Held from the check to the process's end: no other process replaces the bundle between
-    # the hash check and the loads, nor while this worker serves it.
-    with bundle_lock.Use(args.bundle):
-        _, names = check(args.bundle, parse_graphs(args.graphs), verify=verify, key=args.key)
-        return serve(args.bundle, names, verify=False)
+    if args.assets and args.graphs is not None:
+        raise UserError("--graphs is for a BUNDLE; with --assets, load them with load_asset")
+    # Watched from here, through the bundle's hash check and the loads (seconds to minutes for
+    # a published bundle), not only once frames flow.
+    with parent_watch.watching(_parent_gone):
+        if args.assets:
+            return serve_assets()
+        # Held from the check to the process's end: no other process replaces the bundle
+        # between the hash check and the loads, nor while this worker serves it.
+        with bundle_lock.Use(args.bundle):
+            _, names = check(args.bundle, parse_graphs(args.graphs), verify=verify, key=args.key)
+            return serve(args.bundle, names, verify=False)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
