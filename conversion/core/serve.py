@@ -462,4 +462,13 @@ def parse_graphs(value: str | None) -> list[str] | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # A worker's temp files go into its own folder, removed with it (`paths.claim_temp_folder`;
+    # `end_process` removes it on the `close` path, the `finally` on the others).
+    from .paths import claim_temp_folder, remove_claimed_temp_folder
+
+    claim_temp_folder()
+    try:
+        code = main()
+    finally:
+        remove_claimed_temp_folder()
+    sys.exit(code)
