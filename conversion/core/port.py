@@ -215,10 +215,15 @@ class ModelPort(ABC):
 
     def is_current(self, bundle: Path, key: BundleKey) -> bool:
         """True when `bundle` holds intact graphs made from exactly `key`."""
+        return self._verified_key(bundle) == key.to_json()
+
+    @staticmethod
+    def _verified_key(bundle: Path) -> dict | None:
+        """The key of the intact bundle at `bundle`; None when there is none, or it is broken."""
         try:
-            return load_manifest(bundle).key == key.to_json()
+            return load_manifest(bundle).key
         except (BundleNotFoundError, BundleIntegrityError):
-            return False
+            return None
 
     def ensure_bundle(
         self,
@@ -245,15 +250,20 @@ class ModelPort(ABC):
             path = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
         path = Path(path)
         bundle_lock.expect(path, key.to_json())
+        # A --bundle that fails its verification is refused (one hash of it, the first).
+        current = check_replaceable if given else self._verified_key
         use = bundle_lock.Use(path)  # checked while held: no writer between check and use
-        if self.is_current(path, key):
+        try:
+            have = current(path)
+        except BaseException:
+            use.release()
+            raise
+        if have == key.to_json():
             bundle_lock.keep(use)
             return path
         use.release()
         with bundle_lock.writing(path, self.name):
-            if not self.is_current(path, key):  # else exported while this process waited
-                if given:
-                    check_replaceable(path)
+            if current(path) != key.to_json():  # else exported while this process waited
                 if (path / "manifest.json").exists():
                     print(
                         f"{self.name}: {path} was exported from other weights, sizes or "
@@ -279,19 +289,20 @@ class ModelPort(ABC):
         return self.export_bundle(ExportJob(folder, config, dest, key, dtype, overwrite, loaded))
 
 
-def check_replaceable(path: Path) -> None:
-    """A `--bundle` folder may be re-exported over only when it is an intact bundle made from
-    other arguments (other weights, sizes or precisions): one that fails its verification (a
-    tampered, linked or hand-edited bundle) or is no bundle at all is refused, naming why."""
+def check_replaceable(path: Path) -> dict | None:
+    """The key of the intact bundle a `--bundle` folder holds (None: nothing there yet). It
+    may be re-exported over only when it is an intact bundle made from other arguments (other
+    weights, sizes or precisions): one that fails its verification (a tampered, linked or
+    hand-edited bundle) or is no bundle at all is refused, naming why."""
     if not (path.exists() or path.is_symlink()):
-        return
+        return None
     if not is_bundle_folder(path):
         raise UserError(
             f"--bundle {path} is not a voxport bundle (no {MANIFEST} of format {FORMAT}): it "
             "is left as it is; give another --bundle, or remove it"
         )
     try:
-        load_manifest(path, verify=True)
+        return load_manifest(path, verify=True).key
     except BundleIntegrityError as e:
         raise UserError(
             f"--bundle {path} fails its verification, so it is not exported over: {e}"
