@@ -13,7 +13,7 @@ from conversion.core.threads import pin_torch_threads
 from conversion.core.weights_folder import files_sha256
 
 from . import weights
-from .config import ChatterboxConfig, by_name
+from .config import CONFIG_FILE, ChatterboxConfig, by_name
 from .export import GRAPHS, graph_precisions
 
 
@@ -31,7 +31,9 @@ class ChatterboxPort(ModelPort):
         description="Chatterbox text-to-speech with zero-shot voice cloning",
     )
     hub_repo = "ResembleAI/chatterbox"
-    hub_files = (*weights.REQUIRED, weights.CONDS)
+    # The loader also reads the size marker (its check_snapshot): absent from the publisher's
+    # repo (the published sizes), present in a snapshot voxport wrote at other sizes.
+    hub_files = (*weights.REQUIRED, weights.CONDS, CONFIG_FILE)
 
     def config(self, name: str) -> ChatterboxConfig:
         return by_name(name)
@@ -50,7 +52,9 @@ class ChatterboxPort(ModelPort):
                 config.name, seed, lambda folder: weights.random_snapshot(folder, config, seed)
             )
         folder = Path(spec).expanduser()
-        weights.check_layout(folder)
+        # Files, their headers and the sizes now, before any bundle is looked for or exported
+        # (a speak reaches the model only when it exports).
+        weights.check_snapshot(folder, config)
         return folder
 
     def weights_sha256(self, folder: Path) -> str:

@@ -74,18 +74,35 @@ def _publisher_environment() -> Iterator[None]:
         perth.PerthImplicitWatermarker = saved
 
 
+def check_snapshot(folder: Path, config: ChatterboxConfig | None = None) -> ChatterboxConfig:
+    """The snapshot's sizes, after checking (no model built) that every checkpoint is there
+    and readable and, given `config`, that the sizes are the ones asked for: a WeightsError
+    naming the file, or both configurations and where the snapshot's came from."""
+    folder = Path(folder)
+    check_layout(folder)
+    # Readable first: damaged files are named as such, not by the sizes their missing
+    # marker implies.
+    _check_readable(folder)
+    snapshot_config = read_snapshot_config(folder)
+    if config is not None and config.name != snapshot_config.name:
+        if (folder / CONFIG_FILE).exists():
+            source = f"its {CONFIG_FILE} says they are the {snapshot_config.name} configuration"
+        else:  # the publisher's layout: no marker, the published sizes
+            source = (
+                f"they carry no {CONFIG_FILE} (voxport writes one into every snapshot it makes "
+                f"at other sizes), so they are read as the {snapshot_config.name} configuration"
+            )
+        raise WeightsError(
+            f"chatterbox weights in {folder} do not fit --config {config.name}: {source}; "
+            f"pass --config {snapshot_config.name}, or a snapshot made at the {config.name} sizes"
+        )
+    return snapshot_config
+
+
 def load_model(folder: Path, config: ChatterboxConfig | None = None) -> ChatterboxTTS:
     """The publisher's `ChatterboxTTS.from_local(folder)` at the snapshot's sizes (CPU, eval)."""
     folder = Path(folder)
-    check_layout(folder)
-    snapshot_config = read_snapshot_config(folder)
-    if config is not None and config.name != snapshot_config.name:
-        raise WeightsError(
-            f"chatterbox weights in {folder} are the {snapshot_config.name} configuration, "
-            f"but --config {config.name} was asked for; pass --config {snapshot_config.name} "
-            "or a snapshot of the other size"
-        )
-    _check_readable(folder)
+    snapshot_config = check_snapshot(folder, config)
     from chatterbox.tts import ChatterboxTTS
 
     with sizes_patched(snapshot_config), _publisher_environment():

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from conversion.core import serve
 from conversion.core.errors import UserError
-from conversion.core.hub import is_hub_id
+from conversion.core.hub import is_hub_id, local_owner
 from conversion.core.paths import (
     forget_made_folders,
     no_space_message,
@@ -26,50 +26,91 @@ from conversion.core.paths import (
 )
 from conversion.core.port import DTYPES
 
-from . import device, registry, sweep
+from . import device, registry, sweep, values
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
 
 
+WEIGHTS_HELP = (
+    "a local checkpoint folder in the publisher's layout; a hub id OWNER/NAME (fetched into "
+    "the hub cache) when no file or folder OWNER is here, else OWNER/NAME is a local path "
+    "(./OWNER/NAME always is); or 'random'"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its refusals one line like every other user mistake (a model verb's
+    usage runs to a dozen lines above the one that matters; `--help` still shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"voxport: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _weights(value: str, model: str | None) -> str | Path:
     """`--weights`: 'random', a folder, or a hub id (fetched, or found in the hub cache, now —
-    before any other work)."""
+    before any other work); which of the last two `hub.is_hub_id` says (WEIGHTS_HELP)."""
     if value == "random":
         return value
     if is_hub_id(value) and model is not None and registry.resolve(model).has_port:
         return registry.port(model).local_weights(value)
     path = Path(value).expanduser()
-    if not path.is_dir():
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise UserError(f"--weights {path} is a file: pass the folder that holds the checkpoint")
+    owner = local_owner(value)
+    if owner is not None:  # spelled like a hub id, but under a local folder: a path's typo
         raise UserError(
-            f"weights folder {path} does not exist (pass a folder, a hub id such as "
-            "hexgrad/Kokoro-82M, or random)"
+            f"weights folder {path} does not exist (./{owner} exists here, so {value} "
+            "names a local path, not a hub id): check the path, or run from another folder "
+            "to fetch the hub id"
         )
-    return path
+    raise UserError(
+        f"weights folder {path} does not exist (pass a folder, a hub id such as "
+        "hexgrad/Kokoro-82M, or random)"
+    )
+
+
+def _check_text(args: argparse.Namespace) -> None:
+    """TEXT and --ref-text: something to say, and UTF-8 (before any tokenizer sees them)."""
+    for attr, name in (("text", "TEXT"), ("ref_text", "--ref-text")):
+        text = getattr(args, attr, None)
+        if not isinstance(text, str):
+            continue
+        problem = values.utf8_problem(text)
+        if problem is not None:
+            raise UserError(
+                f"{name} is not valid UTF-8 ({problem}): pass UTF-8 text (a UTF-8 terminal, "
+                "e.g. LANG=C.UTF-8, or `iconv -t UTF-8` for text from a file)"
+            )
+    if args.verb in ("speak", "phonemize", "tokenize") and not args.text.strip():
+        raise UserError("TEXT is empty: give something to say")
 
 
 def _add_common(p: argparse.ArgumentParser, json_out: bool = True) -> None:
     p.add_argument("model", help=f"one of: {', '.join(registry.names())}")
-    p.add_argument(
-        "--weights",
-        default=None,
-        metavar="DIR|random",
-        help="a local checkpoint folder in the publisher's layout, or 'random'",
-    )
+    p.add_argument("--weights", default=None, metavar="DIR|OWNER/NAME|random", help=WEIGHTS_HELP)
     p.add_argument(
         "--config",
         choices=("published", "reduced"),
         default="published",
         help="model size: the published configuration or a reduced test one",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for the draws")
+    p.add_argument(
+        "--seed",
+        type=values.seed,
+        default=0,
+        metavar="N",
+        help=f"seed for the draws, 0 to {values.SEED_MAX} (default 0)",
+    )
     # Apart from --seed, so a sweep over draw seeds reuses one export of random weights.
     p.add_argument(
         "--weights-seed",
-        type=int,
+        type=values.seed,
         default=0,
         metavar="N",
-        help="seed of --weights random (default 0)",
+        help=f"seed of --weights random, 0 to {values.SEED_MAX} (default 0)",
     )
     p.add_argument("--dtype", choices=DTYPES, default="fp32", help="the bundle's precision")
     if json_out:
@@ -192,7 +233,7 @@ def _add_workers(p: argparse.ArgumentParser) -> None:
 
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `model`, each verb also takes that model's own flags."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="voxport",
         description="Port open TTS models from PyTorch to Apple's Core AI, with parity gates.",
     )
@@ -225,11 +266,11 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, metavar="PNG", help="waveforms + spectrogram diff")
     p.add_argument("--stop-on-fail", action="store_true")
     p.add_argument(
-        "--seeds", type=sweep.seed_list, default=None, metavar="0,1,..",
+        "--seeds", type=values.seed_list, default=None, metavar="0,1,..",
         help="run the gate once per draw seed (one export) and print the worst of each rung",
     )  # fmt: skip
     p.add_argument(
-        "--weights-seeds", type=sweep.seed_list, default=None, metavar="0,1,..",
+        "--weights-seeds", type=values.seed_list, default=None, metavar="0,1,..",
         help="also once per --weights random seed (each its own export)",
     )  # fmt: skip
     _add_bundle(p)
@@ -263,15 +304,15 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    """The checks every verb shares, cheapest first: a hub id is fetched last of all."""
     if getattr(args, "model", None) is not None:
         args.model = registry.resolve(args.model).name
-    if getattr(args, "weights", None) is not None:
-        args.weights = _weights(args.weights, getattr(args, "model", None))
+    _check_text(args)
     for attr in ("json_path", "markdown", "plot", "output"):
         if getattr(args, attr, None):
             setattr(args, attr, writable_file(getattr(args, attr)))
-    if args.verb in ("speak", "phonemize", "tokenize") and not args.text.strip():
-        raise UserError("TEXT is empty: give something to say")
+    if getattr(args, "weights", None) is not None:
+        args.weights = _weights(args.weights, getattr(args, "model", None))
     if args.verb == "export" and args.output_dir is None:
         # A port's default folder names its weights (random weights: their seed), known once
         # they are resolved: `verbs.export` places it then.

@@ -25,19 +25,6 @@ from gates import sweep
 _OWN = ("--seeds", "--weights-seeds", "--seed", "--weights-seed", "--json", "--markdown")
 
 
-def seed_list(value: str) -> list[int]:
-    """`0,1,2` -> [0, 1, 2] (argparse type)."""
-    try:
-        seeds = [int(s) for s in value.split(",") if s.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"'{value}' is not a comma-separated list of seeds"
-        ) from None
-    if not seeds:
-        raise argparse.ArgumentTypeError("give at least one seed")
-    return seeds
-
-
 def wants_sweep(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "seeds", None) or getattr(args, "weights_seeds", None))
 

