@@ -1,0 +1,422 @@
+"""Hostile and careless input, tried on the `voxport` program as a user would (issue 21): each
+probe runs the real CLI in its own process, in a scratch folder, and is *clean* when the
+program refuses in one line (`voxport: error: …`, the exit code it names, no traceback), fast
+(before any model loads), and leaves what it pointed at as it was.
+
+    python -m tests.probes            # the cheap set (what CI runs: tests/test_probes.py)
+    python -m tests.probes --full     # also those that need a Kokoro bundle, or repeat a check
+
+Prints one row per probe and `probes: N tried, N clean, N failed`; exit 1 if any failed.
+The worker protocol's probes are a fuzz test of their own (tests/test_worker_fuzz.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: A refusal "before any model loads" on this 2-core machine: the CLI's own start (~3 s, torch
+#: imported by the registry) and a check, never a load or an export (those take 25 s and more).
+FAST_S = 20.0
+
+Check = Callable[[Path], "str | None"]  # the problem it found, or None
+
+
+@dataclass
+class Probe:
+    name: str
+    argv: list[str]  # the CLI's arguments; "{d}" is the scratch folder
+    says: str  # a fragment of the one-line error
+    prepare: Callable[[Path], None] | None = None
+    after: list[Check] = field(default_factory=list)
+    code: int = 2
+    within: float = FAST_S  # seconds
+    full: bool = False  # `--full` only: needs an exported Kokoro bundle, or repeats a check
+
+
+@dataclass
+class Outcome:
+    probe: Probe
+    problems: list[str]
+    seconds: float
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+
+# -- what a probe leaves ---------------------------------------------------------------------
+
+
+def still(kind: str, rel: str) -> Check:
+    """`rel` (under the scratch folder, or absolute) is still a `kind`: fifo, link, chardev."""
+    test = {"fifo": stat.S_ISFIFO, "link": stat.S_ISLNK, "chardev": stat.S_ISCHR}[kind]
+
+    def check(d: Path) -> str | None:
+        p = Path(rel) if rel.startswith("/") else d / rel
+        try:
+            mode = os.lstat(p).st_mode
+        except FileNotFoundError:
+            return f"{p} is gone"
+        return None if test(mode) else f"{p} is no longer a {kind}"
+
+    return check
+
+
+def unchanged(rel: str, text: str) -> Check:
+    def check(d: Path) -> str | None:
+        p = d / rel
+        return None if p.is_file() and p.read_text() == text else f"{rel} was changed or removed"
+
+    return check
+
+
+def absent(pattern: str) -> Check:
+    """Nothing matching `pattern` under the scratch folder or the temp folder."""
+
+    def check(d: Path) -> str | None:
+        found = [*d.rglob(pattern), *Path(tempfile.gettempdir()).glob(f"*/{pattern}")]
+        return f"{pattern} was made: {found[0]}" if found else None
+
+    return check
+
+
+# -- what a probe starts from ----------------------------------------------------------------
+
+
+def _core_bundle(d: Path) -> Path:
+    """The self-test bundle (its small graphs), exported once per run beside the probes'
+    folders and copied into `d`."""
+    cached = d.parent / "_core" / "b"
+    if not cached.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "conversion.cli.main",
+                "export",
+                "core",
+                "--output-dir",
+                str(cached),
+            ],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    shutil.copytree(cached, d / "b", symlinks=True)
+    return d / "b"
+
+
+def _edit(d: Path, edit: Callable[[dict], None]) -> None:
+    b = _core_bundle(d)
+    doc = json.loads((b / "manifest.json").read_text())
+    edit(doc)
+    (b / "manifest.json").write_text(json.dumps(doc))
+
+
+def _rename_first_graph(new: str) -> Callable[[dict], None]:
+    def edit(doc: dict) -> None:
+        first = sorted(doc["graphs"])[0]
+        doc["graphs"][new] = doc["graphs"].pop(first)
+
+    return edit
+
+
+def _link_out(d: Path) -> None:
+    b = _core_bundle(d)
+    asset = sorted(b.glob("*.aimodel"))[0]
+    inner = sorted(p for p in asset.rglob("*") if p.is_file())[0]
+    inner.rename(d / "moved.bin")
+    inner.symlink_to(d / "moved.bin")  # the same bytes: its hash alone would pass
+
+
+def _leak(d: Path) -> None:
+    (_core_bundle(d) / "leak.txt").symlink_to("/etc/passwd")
+
+
+def _precious(d: Path) -> None:
+    (d / "mine").mkdir()
+    (d / "mine" / "precious.txt").write_text("x")
+
+
+def _fifo(d: Path) -> None:
+    os.mkfifo(d / "f")
+
+
+def _symlink(d: Path) -> None:
+    (d / "target.txt").write_text("keep")
+    (d / "link").symlink_to(d / "target.txt")
+
+
+def _empty_voice(d: Path) -> None:
+    (d / "empty.pt").write_bytes(b"")
+
+
+def _kokoro_bundle(d: Path) -> Path:
+    """A copy of the reduced Kokoro bundle (`bundles/kokoro-fp32-reduced`, exported first if
+    absent: minutes) in `d`, for the tampering probes (`--full`)."""
+    made = REPO / "bundles" / "kokoro-fp32-reduced"
+    if not made.exists():
+        subprocess.run(
+            [sys.executable, "-m", "conversion.cli.main", "export", "kokoro", "--config",
+             "reduced"],
+            cwd=REPO, check=True, capture_output=True, timeout=3600,
+        )  # fmt: skip
+    shutil.copytree(made, d / "b", symlinks=True)
+    return d / "b"
+
+
+def _flip_asset_byte(d: Path) -> None:
+    b = _kokoro_bundle(d)
+    f = max((p for p in (b / "vocoder.aimodel").rglob("*") if p.is_file()), key=os.path.getsize)
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f.write_bytes(bytes(data))
+
+
+def _link_host_file(d: Path) -> None:
+    b = _kokoro_bundle(d)
+    (b / "voices.npz").rename(d / "voices.npz")
+    (b / "voices.npz").symlink_to(d / "voices.npz")
+
+
+def _stray_in_kokoro(d: Path) -> None:
+    (_kokoro_bundle(d) / "notes.txt").write_text("mine")
+
+
+def bundle_kept(d: Path) -> str | None:
+    """A refused `--bundle` is left as it was: not re-exported (its manifest is the copy's)."""
+    m = d / "b" / "manifest.json"
+    made = REPO / "bundles" / "kokoro-fp32-reduced" / "manifest.json"
+    return None if m.read_bytes() == made.read_bytes() else "the --bundle was exported over"
+
+
+# -- the catalogue ---------------------------------------------------------------------------
+
+_TEXT = "Hello there."
+_MODELS = ("kokoro", "chatterbox", "audio8_tts")
+_REDUCED = ["--config", "reduced"]
+
+
+def catalogue() -> list[Probe]:
+    doctor = ["doctor", "--no-selftest", "--json"]
+    probes = [
+        # 1. outputs never replace what they point at
+        Probe("json-into-fifo", [*doctor, "{d}/f"], "FIFO", _fifo, [still("fifo", "f")]),
+        Probe(
+            "json-into-symlink",
+            [*doctor, "{d}/link"],
+            "symbolic link",
+            _symlink,
+            [still("link", "link"), unchanged("target.txt", "keep")],
+        ),
+        Probe(
+            "json-into-dev-full",
+            [*doctor, "/dev/full"],
+            "device",
+            None,
+            [still("chardev", "/dev/full")],
+        ),
+        Probe(
+            "wav-into-fifo",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "-o", "{d}/f"],
+            "FIFO",
+            _fifo,
+            [still("fifo", "f")],
+        ),
+        # 2. --overwrite replaces only a bundle
+        Probe(
+            "overwrite-a-users-folder",
+            ["export", "core", "--output-dir", "{d}/mine", "--overwrite"],
+            "not a voxport bundle",
+            _precious,
+            [unchanged("mine/precious.txt", "x")],
+        ),
+        # 3. a bundle is a closed world
+        Probe(
+            "serve-graph-named-out",
+            ["serve", "{d}/b"],
+            "not a plain name",
+            lambda d: _edit(d, _rename_first_graph("../../../outside/ESCAPED")),
+            [absent("ESCAPED*")],
+        ),
+        Probe(
+            "serve-graph-named-absolute",
+            ["serve", "{d}/b"],
+            "not a plain name",
+            lambda d: _edit(d, _rename_first_graph(f"{tempfile.gettempdir()}/ESCAPED")),
+            [absent("ESCAPED*")],
+        ),
+        Probe(
+            "serve-asset-up-a-folder",
+            ["serve", "{d}/b"],
+            "not a plain name",
+            lambda d: _edit(
+                d, lambda doc: next(iter(doc["graphs"].values())).update(asset="../x.aimodel")
+            ),
+        ),
+        Probe("serve-asset-file-linked-out", ["serve", "{d}/b"], "symbolic link", _link_out),
+        Probe("serve-stray-file", ["serve", "{d}/b"], "not listed in its manifest", _leak),
+        Probe(
+            "sideload-a-link-to-passwd",
+            [
+                "sideload",
+                "core",
+                "--dry-run",
+                "--device",
+                "X",
+                "--app-id",
+                "a.b",
+                "--bundle",
+                "{d}/b",
+            ],
+            "not listed in its manifest",
+            _leak,
+        ),
+        # 5. a --bundle that fails its verification is refused, never exported over
+        *(
+            Probe(
+                f"speak-kokoro-bundle-{name}",
+                ["speak", "kokoro", _TEXT, *_REDUCED, "--bundle", "{d}/b", "-o", "{d}/x.wav"],
+                says,
+                prepare,
+                [bundle_kept],
+                within=60.0,  # hashes the weights (the bundle's key) and the bundle: no export
+                full=True,
+            )
+            for name, prepare, says in (
+                ("asset-byte-flipped", _flip_asset_byte, "fails its verification"),
+                ("host-file-linked", _link_host_file, "symbolic link"),
+                ("stray-file", _stray_in_kokoro, "not listed in its manifest"),
+            )
+        ),
+        # 9. one-line errors before anything loads
+        *(
+            Probe(
+                f"{verb}-{m}-seed-{s}",
+                [verb, m, *extra, *_REDUCED, "--seed", s],
+                "--seed",
+                full=verb == "gate",  # the same check as speak's: CI tries speak's
+            )
+            for m in _MODELS
+            for verb, extra in (("speak", [_TEXT, "-o", "{d}/x.wav"]), ("gate", []))
+            for s in ("-1", "1e20")
+        ),
+        *(
+            Probe(
+                f"speak-{m}-speed-{v}",
+                ["speak", m, _TEXT, *_REDUCED, "--speed", v, "-o", "{d}/x.wav"],
+                "--speed",
+            )
+            for m in ("kokoro",)
+            for v in ("0", "-1", "nan", "inf")
+        ),
+        *(
+            Probe(
+                f"speak-{m}-non-utf8",
+                ["speak", m, "\udcff\udcfe", *_REDUCED, "-o", "{d}/x.wav"],
+                "UTF-8",
+            )
+            for m in _MODELS
+        ),
+        Probe(
+            "speak-kokoro-weights-missing-folder",
+            ["speak", "kokoro", _TEXT, "--weights", "{d}/w/nonexistent", "-o", "{d}/x.wav"],
+            "nonexistent",
+        ),
+        Probe(
+            "speak-kokoro-empty-voice-pack",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "--voice", "{d}/empty.pt", "-o", "{d}/x.wav"],
+            "empty",
+            _empty_voice,
+        ),
+        # 1. a failed run removes the folders it made for -o
+        Probe(
+            "failed-speak-removes-made-parents",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "--speed", "0", "-o", "{d}/new/sub/x.wav"],
+            "--speed",
+            None,
+            [lambda d: f"made {d}/new and left it" if (d / "new").exists() else None],
+        ),
+    ]
+    return probes
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def run_probe(probe: Probe, root: Path) -> Outcome:
+    d = root / probe.name
+    d.mkdir(parents=True)
+    problems: list[str] = []
+    if probe.prepare is not None:
+        probe.prepare(d)
+    argv = [a.replace("{d}", str(d)) for a in probe.argv]
+    start = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-m", "conversion.cli.main", *argv],
+        cwd=REPO,
+        capture_output=True,
+        timeout=600,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"},
+    )
+    seconds = time.perf_counter() - start
+    err = r.stderr.decode(errors="replace").strip().splitlines()
+    if r.returncode != probe.code:
+        problems.append(f"exit {r.returncode}, not {probe.code}")
+    if any("Traceback" in line for line in err):
+        problems.append("a traceback")
+    errors = [line for line in err if line.startswith("voxport: error:")]
+    if len(errors) != 1:
+        problems.append(f"{len(errors)} error lines: {err[-3:]}")
+    elif probe.says.lower() not in errors[0].lower():
+        problems.append(f"the error does not say {probe.says!r}: {errors[0]}")
+    if seconds > probe.within:
+        problems.append(f"refused after {seconds:.0f} s (not before loading)")
+    for check in probe.after:
+        found = check(d)
+        if found:
+            problems.append(found)
+    return Outcome(probe, problems, seconds)
+
+
+def run(full: bool = False, only: str | None = None, out=sys.stdout) -> list[Outcome]:
+    probes = [p for p in catalogue() if (full or not p.full) and (only is None or only in p.name)]
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="voxport-probes-") as tmp:
+        for i, probe in enumerate(probes, 1):
+            o = run_probe(probe, Path(tmp))
+            outcomes.append(o)
+            mark = "clean" if o.clean else "FAILED"
+            print(f"[{i:>2}/{len(probes)}] {mark:6} {o.seconds:5.1f} s  {probe.name}", file=out)
+            for problem in o.problems:
+                print(f"          - {problem}", file=out)
+    clean = sum(o.clean for o in outcomes)
+    print(f"probes: {len(outcomes)} tried, {clean} clean, {len(outcomes) - clean} failed", file=out)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.probes", description=__doc__.split("\n")[0])
+    p.add_argument("--full", action="store_true", help="also the probes that need a bundle")
+    p.add_argument("--only", default=None, help="only probes whose name contains this")
+    args = p.parse_args(argv)
+    outcomes = run(args.full, args.only)
+    return 0 if all(o.clean for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
