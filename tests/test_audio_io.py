@@ -40,3 +40,26 @@ def test_speak_to_an_unwritable_output_is_one_line_exit_2_before_any_work(capsys
     assert main(["speak", "kokoro", "Hello there.", "-o", "/proc/x.wav"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("voxport: error: cannot write to /proc"), err
+
+
+def test_a_killed_writers_partial_wav_is_removed_by_the_next_write(tmp_path):
+    """A writer killed mid-stream (SIGKILL: nothing of its own runs) leaves its hidden partial
+    file; the next write to that target removes it. A live writer's partial file is its own
+    (named by its pid) and is left alone: two writers of one target never share one."""
+    import subprocess
+    import sys
+
+    from conversion.core.audio_io import streamed_wav
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    target = tmp_path / "x.wav"
+    stale = tmp_path / f".x.wav.partial-{dead.pid}"
+    live = tmp_path / f".x.wav.partial-{os.getppid()}"  # a process that runs: not this one's
+    stale.write_bytes(b"RIFF")
+    live.write_bytes(b"RIFF")
+    with streamed_wav(target, 24000) as write:
+        assert (tmp_path / f".x.wav.partial-{os.getpid()}").exists()
+        write(np.zeros(240, np.float32))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x.wav", live.name])
+    assert sf.info(target).frames == 240

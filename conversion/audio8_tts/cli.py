@@ -137,7 +137,7 @@ def spoken_line(target: Path, result, rate: int, stream: bool, workers: int = 1)
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.paths import writable_file
+    from conversion.core.paths import partial_path, writable_file
 
     from .voice import load_reference
 
@@ -154,7 +154,7 @@ def speak(args: argparse.Namespace) -> int:
         load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
     folder = PORT.resolve_weights(args.weights, config, args.weights_seed)  # after the checks
     bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
-    tmp = target.with_name(f".{target.name}.partial")
+    tmp = partial_path(target)
     try:
         result, rate = _speak_into(tmp, bundle, args)
     except BaseException:

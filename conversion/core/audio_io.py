@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import UserError
-from .paths import public_mode, writable_file
+from .paths import partial_path, public_mode, writable_file
 
 
 def _pcm_ready(audio: np.ndarray, target: Path) -> np.ndarray:
@@ -56,13 +56,14 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
 @contextmanager
 def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], None]]:
     """A function that appends mono float audio to the 16-bit wav `path` as it comes (each
-    piece flushed, so a player can follow). It is written into a hidden `.NAME.partial` beside
-    `path` and renamed there on a clean exit; on any error the partial file is removed. The
-    finished file is byte-identical to `write_wav` of all the pieces joined."""
+    piece flushed, so a player can follow). It is written into a hidden `.NAME.partial-PID`
+    beside `path` (`paths.partial_path`) and renamed there on a clean exit; on any error the
+    partial file is removed. The finished file is byte-identical to `write_wav` of all the
+    pieces joined."""
     import soundfile as sf
 
     target = writable_file(path)
-    tmp = target.with_name(f".{target.name}.partial")
+    tmp = partial_path(target)
     try:
         with sf.SoundFile(tmp, "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as f:
 

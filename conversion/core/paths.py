@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import glob
 import json
 import os
 import shutil
@@ -106,11 +107,25 @@ def writable_file(value: str | Path) -> Path:
     return path
 
 
+_PARTIAL = ".partial-"
+
+
+def partial_path(target: Path | str) -> Path:
+    """Where this process writes `target` before renaming it there: `.NAME.partial-PID`
+    beside it (two processes writing one target never share it). The partial files of
+    processes that are gone (killed mid-write) are removed first."""
+    target = Path(target)
+    for stale in target.parent.glob(f".{glob.escape(target.name)}{_PARTIAL}*"):
+        if not owner_alive(stale.name, _PARTIAL):
+            stale.unlink(missing_ok=True)
+    return target.with_name(f".{target.name}{_PARTIAL}{os.getpid()}")
+
+
 def write_json(path: Path | str | None, payload: dict) -> None:
     """Write `payload` as JSON to `path` (nothing when None); NaN is refused, not written."""
     if path is not None:
         text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
-        tmp = Path(path).with_name(f".{Path(path).name}.partial")
+        tmp = partial_path(path)
         try:
             tmp.write_text(text)
             tmp.replace(path)
