@@ -207,10 +207,13 @@ def process_temp_folder(prefix: str) -> Path:
     """A fresh folder `PREFIX<pid>-xxxx` in the temp folder for this process's scratch files,
     after removing those of processes that are gone (killed, or ended by `os._exit` without
     cleaning up): what a dead process left there is never read again."""
-    base = Path(tempfile.gettempdir())
-    for stale in base.glob(f"{prefix}*"):
-        if stale.is_dir() and not owner_alive(stale.name, prefix):
-            shutil.rmtree(stale, ignore_errors=True)
+    # Beside this process's own temp folder, not in it (`claim_temp_folder`): each has its own
+    # owner, lifetime and sweep.
+    base = _claimed.parent if _claimed is not None else Path(tempfile.gettempdir())
+    for swept in dict.fromkeys((prefix, TEMP_PREFIX)):  # a killed process's own folder too
+        for stale in base.glob(f"{swept}*"):
+            if stale.is_dir() and not owner_alive(stale.name, swept):
+                shutil.rmtree(stale, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
 
 
