@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 import VoxportHost
@@ -81,7 +82,7 @@ final class Audio8WorkerTests: XCTestCase {
 
     static func shared() async throws -> Shared {
         if let made { return made }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-audio8-e2e-\(getpid())")
+        let dir = try TestScratch.folder("audio8-e2e")
         try runPython(["make", dir.path])
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
@@ -144,8 +145,7 @@ final class Audio8WorkerTests: XCTestCase {
     /// frame loop, cold pass only) writes result.json with the figures.
     func testAudio8FrameBenchOnTheWorkerWritesItsResult() async throws {
         let s = try await Self.shared()
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-audio8-\(getpid())")
-        try? FileManager.default.removeItem(at: out)
+        let out = try TestScratch.folder("bench-audio8")
         let ids = s.kase.pieces[0].ids.map(String.init).joined(separator: ",")
         let env = try BenchEnvironment([
             "VP_BENCH": "audio8.frame", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0", "VP_MAX_FRAMES": "12",

@@ -67,8 +67,7 @@ final class ChatterboxWorkerTests: XCTestCase {
             throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
         }
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-chatterbox-e2e-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TestScratch.folder("chatterbox-e2e")
         let log = dir.appendingPathComponent("python.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let p = Process()

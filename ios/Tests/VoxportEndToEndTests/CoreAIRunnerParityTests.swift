@@ -11,6 +11,7 @@
     import CoreAI
     import Foundation
     import XCTest
+    import VoxportTestSupport
     import VoxportBench
     import VoxportCore
     import VoxportHost
@@ -45,7 +46,7 @@
         static func bundles() throws -> Case {
             if let made { return try made.get() }
             let result = Result { () throws -> Case in
-                let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-parity-\(getpid()).json")
+                let out = try TestScratch.folder("parity").appendingPathComponent("case.json")
                 try PythonScript.run(script, [out.path])
                 return try JSONDecoder().decode(Case.self, from: Data(contentsOf: out))
             }
@@ -201,7 +202,7 @@
             /// `voxport-bench` on `VP_RUNNER=coreai` here: the mirror, and result.json says so.
             func testBenchOnCoreAISaysWhichRuntimeRan() async throws {
                 let a = try Self.bundles().audio8
-                let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-parity-bench-\(getpid())")
+                let out = try TestScratch.folder("parity-bench")
                 let env = try BenchEnvironment([
                     "VP_BENCH": "audio8.speak", "VP_BUNDLE": a.bundle, "VP_RUNNER": "coreai", "VP_PASSES": "0",
                     "VP_TOKENS": Self.ids(a.ids), "VP_MAX_FRAMES": "8", "VP_OUT": out.path,

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 import VoxportHost
@@ -116,8 +117,7 @@ final class KokoroWorkerTests: XCTestCase {
     static func early() throws -> (dir: URL, early: Early) {
         if let child { return (child.dir, child.early) }
         try checkPython()
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-kokoro-e2e-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TestScratch.folder("kokoro-e2e")
         let log = dir.appendingPathComponent("python.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let p = Process()
@@ -226,8 +226,7 @@ final class KokoroWorkerTests: XCTestCase {
     func testKokoroSpeakBenchWritesItsResult() async throws {
         let (_, kase) = try Self.early()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-bench-\(getpid())")
-        try? FileManager.default.removeItem(at: out)
+        let out = try TestScratch.folder("bench-kokoro")
         let env = try BenchEnvironment([
             "VP_BENCH": "kokoro.speak", "VP_BUNDLE": kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "2",
             "VP_PHONEMES": kase.chunks.map(\.phonemes).joined(separator: " "), "VP_OUT": out.path,

@@ -52,16 +52,8 @@ final class PythonReference: Sendable {
                 "\(exe.path) is missing: these tests drive the real Core AI runtime through the project's venv; "
                     + "create it first (python -m venv .venv && .venv/bin/pip install -e . in \(Repo.root.path))")
         }
-        // One folder per test process under a shared parent; earlier runs' folders (over an hour
-        // old) are removed, so repeated runs do not pile bundles up in the temp directory.
-        let fm = FileManager.default
-        let parent = fm.temporaryDirectory.appendingPathComponent("voxport-runner-tests")
-        for old in (try? fm.contentsOfDirectory(at: parent, includingPropertiesForKeys: [.contentModificationDateKey])) ?? [] {
-            let modified = (try? old.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
-            if let modified, modified.timeIntervalSinceNow < -3600 { try? fm.removeItem(at: old) }
-        }
-        dir = parent.appendingPathComponent("run-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
-        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        // This process's scratch folder, removed when it exits (TestScratch).
+        dir = try TestScratch.folder("runner-\(UUID().uuidString.prefix(8))")
         let script = Repo.here.appendingPathComponent("make_recording.py").path
         let (code, err) = try Repo.run(Repo.python, [script, dir.path])
         guard code == 0 else { throw RunnerError(.launch, "make_recording.py failed (exit \(code)):\n\(err)") }
