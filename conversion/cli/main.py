@@ -273,6 +273,10 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
         "--weights-seeds", type=values.seed_list, default=None, metavar="0,1,..",
         help="also once per --weights random seed (each its own export)",
     )  # fmt: skip
+    p.add_argument(
+        "--mutants", nargs="?", const="all", default=None, metavar="all|NAME,..",
+        help="run the ladder once per deliberate fault in the port and print the kill table",
+    )  # fmt: skip
     _add_bundle(p)
 
     p = verbs["speak"] = sub.add_parser("speak", help="synthesise TEXT to a wav through a bundle")
@@ -323,6 +327,16 @@ def _validate(args: argparse.Namespace) -> None:
             setattr(args, attr, Path(getattr(args, attr)))
 
 
+def _check_mutants(args: argparse.Namespace) -> None:
+    """`--mutants` is one catalogue run: no seed sweep, no plot (one per fault would be needed)."""
+    if sweep.wants_sweep(args):
+        raise UserError("--mutants runs at one seed: leave out --seeds / --weights-seeds")
+    if getattr(args, "plot", None):
+        raise UserError("--mutants draws no plot: leave out --plot")
+    if not registry.resolve(args.model).has_mutants:
+        raise UserError(f"{args.model} has no fault catalogue: --mutants is for a model with one")
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     # Without a known model the parser has no model flags; _validate names an unknown model.
     return build_parser(_model_in(argv)).parse_args(argv)
@@ -353,6 +367,8 @@ def _main(argv: list[str] | None) -> int:
             # The bundle is checked (hashes, graph names), and BUNDLE or --assets chosen, before
             # anything loads: a one-line error.
             return serve.run_args(args)
+        if args.verb == "gate" and args.mutants is not None:
+            _check_mutants(args)
         if args.verb == "gate" and sweep.wants_sweep(args):
             return sweep.run(args, argv)
         if args.verb in device.RUNNERS:

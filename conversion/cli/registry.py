@@ -37,6 +37,13 @@ class ModelEntry:
     def commands_module(self) -> str:
         return f"{self.package}.cli"
 
+    @property
+    def has_mutants(self) -> bool:
+        """The model lists deliberate faults for `gate --mutants` (its `mutants.py`)."""
+        import importlib.util
+
+        return importlib.util.find_spec(f"{self.package}.mutants") is not None
+
 
 MODELS: dict[str, ModelEntry] = {
     e.name: e

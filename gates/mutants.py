@@ -1,0 +1,226 @@
+"""Mutation-tested gates: deliberate faults put into the port, never the oracle, and which rung
+of the ladder catches each one.
+
+A rung that no broken port can fail proves nothing. Each model lists the faults a new user's
+bug would be (`Mutant`s, in its `mutants.py`): `inject` is a context manager that breaks the
+port for as long as it is open — a host step patched, or a graph's torch code patched while that
+one graph is re-exported (`graph` names it). `run_catalogue` runs the model's ladder once
+unbroken (the baseline must pass) and once per fault, through `evaluate`, a callback the model
+writes (its oracle recorded once, outside every fault), and returns the kill table: for each
+fault, the rungs that failed. A fault that no rung fails survives; a rung that fails for no
+fault is idle. Either is a failure of the gate, not of the port: `KillTable.passed` is False.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conversion.core.errors import UserError
+from conversion.core.paths import write_json
+from gates.ladder import LadderReport
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One deliberate fault in the port.
+
+    ``name`` is a short id (``vocoder-ignores-har``), ``fault`` one line saying what is wrong;
+    ``inject()`` returns a context manager inside which the port has the fault. ``graph`` is the
+    graph the fault lives in (re-exported with it), None for a fault in a host step.
+    """
+
+    name: str
+    fault: str
+    inject: Callable[[], AbstractContextManager[Any]]
+    graph: str | None = None
+
+    @property
+    def where(self) -> str:
+        return "host" if self.graph is None else f"graph {self.graph}"
+
+
+@dataclass
+class MutantOutcome:
+    """What the ladder said with one fault in: the rungs that failed (``killed_by``)."""
+
+    name: str
+    fault: str
+    where: str
+    killed_by: list[str]
+    error: str
+    seconds: float
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_by)
+
+
+@dataclass
+class KillTable:
+    """The catalogue's result: one row per fault, the baseline's rungs as the columns."""
+
+    model: str
+    rungs: list[str]
+    baseline_failures: list[str]
+    outcomes: list[MutantOutcome] = field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        return sum(o.killed for o in self.outcomes)
+
+    @property
+    def total(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def survivors(self) -> list[str]:
+        return [o.name for o in self.outcomes if not o.killed]
+
+    @property
+    def idle_rungs(self) -> list[str]:
+        """Rungs that no fault made fail (each should be fixed or removed)."""
+        used = {r for o in self.outcomes for r in o.killed_by}
+        return [r for r in self.rungs if r not in used]
+
+    @property
+    def passed(self) -> bool:
+        """The baseline passed and every fault was killed (idle rungs are reported, a goal)."""
+        return not self.baseline_failures and bool(self.outcomes) and not self.survivors
+
+    def kills_per_rung(self) -> dict[str, int]:
+        return {r: sum(r in o.killed_by for o in self.outcomes) for r in self.rungs}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "passed": self.passed,
+            "killed": self.killed,
+            "total": self.total,
+            "baseline_failures": self.baseline_failures,
+            "survivors": self.survivors,
+            "idle_rungs": self.idle_rungs,
+            "kills_per_rung": self.kills_per_rung(),
+            "rungs": self.rungs,
+            "mutants": [
+                {
+                    "name": o.name,
+                    "fault": o.fault,
+                    "where": o.where,
+                    "killed": o.killed,
+                    "killed_by": o.killed_by,
+                    "error": o.error,
+                    "seconds": round(o.seconds, 2),
+                }
+                for o in self.outcomes
+            ],
+        }
+
+    def markdown(self) -> str:
+        """The kill table a card prints: faults killed / total, and by which rungs."""
+        index = {r: i for i, r in enumerate(self.rungs, start=1)}
+        lines = [
+            f"### {self.model}: {self.killed}/{self.total} faults killed",
+            "",
+            "| fault | where | killed by (rung numbers) | seconds |",
+            "|---|---|---|---|",
+        ]
+        for o in self.outcomes:
+            by = ", ".join(str(index.get(r, r)) for r in o.killed_by) or "**survived**"
+            if o.error:
+                by += f" ({o.error})"
+            lines.append(f"| `{o.name}`: {o.fault} | {o.where} | {by} | {o.seconds:.0f} |")
+        lines += ["", "| # | rung | faults it kills |", "|---|---|---|"]
+        for r, n in self.kills_per_rung().items():
+            lines.append(f"| {index[r]} | {r} | {n if n else '**none**'} |")
+        if self.baseline_failures:
+            lines += ["", f"**The unbroken port failed**: {', '.join(self.baseline_failures)}"]
+        return "\n".join(lines) + "\n"
+
+
+def select(catalogue: Sequence[Mutant], spec: str) -> list[Mutant]:
+    """``all`` or comma-separated names, in the catalogue's order; an unknown name is a one-line
+    error listing the known ones."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names or names == ["all"]:
+        return list(catalogue)
+    known = {m.name: m for m in catalogue}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(
+            f"unknown fault(s) {', '.join(unknown)}: --mutants takes all or names among "
+            + ", ".join(known)
+        )
+    return [m for m in catalogue if m.name in names]
+
+
+def check_catalogue(catalogue: Sequence[Mutant]) -> None:
+    """Names are unique (a table row per fault)."""
+    seen: set[str] = set()
+    for m in catalogue:
+        if m.name in seen:
+            raise ValueError(f"fault {m.name!r} is listed twice")
+        seen.add(m.name)
+
+
+def run_catalogue(
+    model: str,
+    mutants: Sequence[Mutant],
+    evaluate: Callable[[Mutant | None], LadderReport],
+    on_mutant: Callable[[int, int, Mutant], None] | None = None,
+) -> KillTable:
+    """The baseline (``evaluate(None)``), then ``evaluate(m)`` for each fault.
+
+    ``evaluate`` builds whatever the fault needs (a re-exported graph) and runs the ladder with
+    it in; it must leave the port as it found it. An exception from ``evaluate`` (a mutated graph
+    that does not export) is recorded as the row's error: a fault that never reaches the ladder
+    is not a kill.
+    """
+    check_catalogue(mutants)
+    baseline = evaluate(None)
+    table = KillTable(
+        model=model,
+        rungs=[r.name for r in baseline.rungs],
+        baseline_failures=[r.name for r in baseline.failures],
+    )
+    for i, mutant in enumerate(mutants, start=1):
+        if on_mutant is not None:
+            on_mutant(i, len(mutants), mutant)
+        start = time.perf_counter()
+        error = ""
+        killed_by: list[str] = []
+        try:
+            report = evaluate(mutant)
+            killed_by = [r.name for r in report.failures]
+        except Exception as exc:  # noqa: BLE001 - the row says what broke
+            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        table.outcomes.append(
+            MutantOutcome(
+                name=mutant.name,
+                fault=mutant.fault,
+                where=mutant.where,
+                killed_by=killed_by,
+                error=error,
+                seconds=time.perf_counter() - start,
+            )
+        )
+    return table
+
+
+def emit_table(
+    table: KillTable, json_path: Path | None = None, markdown: Path | None = None
+) -> None:
+    """Print the kill table; write it as JSON / markdown when asked."""
+    print(table.markdown(), flush=True)
+    if table.survivors:
+        print(f"[{table.model}] survived: {', '.join(table.survivors)}", flush=True)
+    if table.idle_rungs:
+        print(f"[{table.model}] rungs that killed no fault: {'; '.join(table.idle_rungs)}")
+    if json_path is not None:
+        write_json(json_path, table.to_dict())
+    if markdown is not None:
+        Path(markdown).write_text(table.markdown())
