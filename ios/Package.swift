@@ -49,33 +49,38 @@ let package = Package(
         // shell drive the same code the `voxport-bench` executable does.
         .target(name: "VoxportBench", dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"]),
         .executableTarget(name: "voxport-bench", dependencies: ["VoxportBench", "VoxportCore"]),
-        // Both test targets read the one fixture folder Python writes (Tests/Fixtures, see
-        // README): each target takes its own sources from Tests/ and copies Fixtures/ whole.
-        // What the test targets share (async assertions); only test targets depend on it.
-        .target(name: "VoxportTestSupport", path: "Tests/VoxportTestSupport"),
-        .testTarget(
-            name: "VoxportCoreTests",
+        // What the test targets share (only test targets depend on it): async assertions,
+        // scratch folders, the Python child, and the one fixture folder Python writes
+        // (Tests/Fixtures, see README), copied here once and read through `FixtureFolder`.
+        // The test targets below take their own sources from Tests/.
+        .target(
+            name: "VoxportTestSupport",
             dependencies: ["VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
-            sources: ["VoxportCoreTests"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
+            sources: ["VoxportTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
-            name: "VoxportDSPTests",
-            dependencies: ["VoxportDSP", "VoxportCore"],
+            name: "VoxportCoreTests",
+            dependencies: ["VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
-            sources: ["VoxportDSPTests"],
-            resources: [.copy("Fixtures")]
+            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            sources: ["VoxportCoreTests"]
+        ),
+        .testTarget(
+            name: "VoxportDSPTests",
+            dependencies: ["VoxportDSP", "VoxportCore", "VoxportTestSupport"],
+            path: "Tests",
+            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            sources: ["VoxportDSPTests"]
         ),
         .testTarget(
             name: "VoxportHostTests",
             dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport"],
-            sources: ["VoxportHostTests"],
-            resources: [.copy("Fixtures")]
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            sources: ["VoxportHostTests"]
         ),
         // WorkerRunner through the real runtime (`voxport serve` from the repo's .venv, which the
         // tests need: they fail, naming the fix, without it), ReplayRunner, frames. The Python

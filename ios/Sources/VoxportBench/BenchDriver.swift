@@ -30,7 +30,7 @@ public enum BenchDriver {
         }
         let base: GraphRunner
         if let given { base = given } else { base = try await RunnerFactory.make(env, bundle: bundle, graphs: type.graphs) }
-        let timing = TimingRunner(wrapping: base)
+        let timing = TimedRunner(wrapping: base, keepingCalls: true)
         do {
             let result = try await measure(env, type: type, bundle: bundle, timing: timing, loadStart: loadStart, log: log)
             if given == nil { await timing.close() }
@@ -43,7 +43,7 @@ public enum BenchDriver {
 
     /// Build the bench over `timing`, run its passes, write the result (the runner stays open).
     static func measure(
-        _ env: BenchEnvironment, type: BenchCase.Type, bundle: ModelBundle, timing: TimingRunner, loadStart: Double,
+        _ env: BenchEnvironment, type: BenchCase.Type, bundle: ModelBundle, timing: TimedRunner, loadStart: Double,
         log: (String) -> Void
     ) async throws -> [String: Any] {
         let bench = try await type.init(bundle: bundle, runner: timing, environment: env)
@@ -64,7 +64,7 @@ public enum BenchDriver {
     }
 
     static func summarize(
-        _ env: BenchEnvironment, bundle: ModelBundle, type: BenchCase.Type, timing: TimingRunner, loadMs: Double,
+        _ env: BenchEnvironment, bundle: ModelBundle, type: BenchCase.Type, timing: TimedRunner, loadMs: Double,
         passes: [(wall: Double, pass: BenchPass)]
     ) -> [String: Any] {
         let warm = passes.count > 1 ? Array(passes.dropFirst()) : passes

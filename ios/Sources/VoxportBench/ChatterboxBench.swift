@@ -4,48 +4,6 @@ import VoxportCore
 import VoxportHost
 import VoxportRunner
 
-/// Graph time per `graph.function` within one pass: the stage figures (`ms_per_token`,
-/// `estimator_ms_per_step`, ...) are graph calls only, whichever runner sits below.
-final class ChatterboxBenchClock: GraphRunner {
-    let base: GraphRunner
-    private struct Tally {
-        var nanoseconds: [String: UInt64] = [:]
-        var calls: [String: Int] = [:]
-    }
-    private let tally = Mutex(Tally())
-    var nanoseconds: [String: UInt64] { tally.withLock { $0.nanoseconds } }
-    var calls: [String: Int] { tally.withLock { $0.calls } }
-    init(_ base: GraphRunner) { self.base = base }
-    var manifest: Manifest { base.manifest }
-
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
-        let t = DispatchTime.now().uptimeNanoseconds
-        defer {
-            let elapsed = DispatchTime.now().uptimeNanoseconds - t
-            tally.withLock {
-                $0.nanoseconds["\(graph).\(function)", default: 0] += elapsed
-                $0.calls["\(graph).\(function)", default: 0] += 1
-            }
-        }
-        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
-    }
-
-    func resetState(graph: String, state: String) async throws { try await base.resetState(graph: graph, state: state) }
-    func close() async { await base.close() }
-
-    func reset() { tally.withLock { $0 = Tally() } }
-
-    /// ms and calls of every function whose key passes `match` (e.g. a graph's prefix).
-    func milliseconds(_ match: (String) -> Bool) -> Double {
-        Double(nanoseconds.filter { match($0.key) }.values.reduce(0, +)) / 1e6
-    }
-
-    func count(_ match: (String) -> Bool) -> Int { calls.filter { match($0.key) }.values.reduce(0, +) }
-
-    func graphMilliseconds(_ graph: String) -> Double { milliseconds { $0.hasPrefix(graph + ".") } }
-    var totalMilliseconds: Double { milliseconds { _ in true } }
-}
-
 /// What the four Chatterbox benches share: the host over the bundle (through a clock),
 /// `VP_TOKENS` (the chunks of `voxport tokenize chatterbox "TEXT"`), `VP_VOICE` (a file from
 /// `voxport voice chatterbox`; unset: the bundle's `voice_default.npz`) and the seeded draws
@@ -56,7 +14,7 @@ struct ChatterboxBenchInputs {
     static let melRate = 50.0  // mel frames per second
 
     let host: ChatterboxHost
-    let clock: ChatterboxBenchClock
+    let clock: TimedRunner
     let chunks: [[Int32]]
     let voice: ChatterboxVoice
     let options: ChatterboxOptions
@@ -76,14 +34,14 @@ struct ChatterboxBenchInputs {
                 .user, "the bundle has no default voice (\(ChatterboxVoice.defaultFileName)): set VP_VOICE to a file from `voxport voice chatterbox`")
         }
         self.voice = voice
-        clock = ChatterboxBenchClock(runner)
+        clock = TimedRunner(wrapping: runner)
         host = try ChatterboxHost(runner: clock, files: files)
         chunks = tokens.map { $0.map { Int32(clamping: $0) } }
         var options = ChatterboxOptions()
         options.maxNewTokens = env.maxTokens
         self.options = options
         draws = SplitMixDraws(seed: env.seed)
-        untimed = (runner as? TimingRunner)?.base ?? runner
+        untimed = (runner as? TimedRunner)?.base ?? runner
         // a bad id, an over-long chunk or a bad voice fails here, before any graph runs
         let cond = try voice.condEmb(exaggeration: options.exaggeration)
         for (i, ids) in chunks.enumerated() {
@@ -142,7 +100,7 @@ public final class ChatterboxT3Bench: BenchCase {
 
     public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
-        clock.reset()
+        clock.resetTotals()
         let t0 = DispatchTime.now().uptimeNanoseconds
         let r = try await inputs.t3(chunk: 0)
         let wall = ChatterboxBenchInputs.milliseconds(since: t0)
@@ -192,7 +150,7 @@ public final class ChatterboxEstimatorBench: BenchCase {
 
     public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
-        clock.reset()
+        clock.resetTotals()
         let t0 = DispatchTime.now().uptimeNanoseconds
         let states = try await inputs.host.flowSolver.solve(
             runner: clock, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
@@ -234,7 +192,7 @@ public final class ChatterboxVocoderBench: BenchCase {
 
     public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock, hift = inputs.host.files.hift
-        clock.reset()
+        clock.resetTotals()
         let t0 = DispatchTime.now().uptimeNanoseconds
         let draws = inputs.draws.hift(chunk: 0, samples: frames * hift.upsample, harmonics: hift.harmonics)
         let r = try await inputs.host.vocode(mel: mel, frames: frames, draws: draws)
@@ -263,7 +221,7 @@ public final class ChatterboxSpeakBench: BenchCase {
 
     public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
-        clock.reset()
+        clock.resetTotals()
         let (audio, results) = try await inputs.host.speak(
             chunks: inputs.chunks, voice: inputs.voice, options: inputs.options, draws: inputs.draws)
         let isDecode: (String) -> Bool = { $0 == "\(T3Decoder.graph).decode" }

@@ -1,25 +1,18 @@
 import Foundation
 import VoxportCore
+import VoxportTestSupport
 
-/// The fixture folder Python writes (`python -m conversion.swift_fixtures ios/Tests/Fixtures`),
-/// copied into this test bundle by Package.swift.
+/// The fixture folder Python writes (`voxport fixtures swift`), read through VoxportTestSupport.
 enum Fixtures {
-    static let root: URL = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
+    static let folder = FixtureFolder()
+    static var root: URL { folder.url }
 
-    static func url(_ rel: String) -> URL { root.appendingPathComponent(rel) }
+    static func url(_ rel: String) -> URL { folder.url(rel) }
+    static func data(_ rel: String) throws -> Data { try folder.data(rel) }
+    static func decode<T: Decodable>(_: T.Type, _ rel: String) throws -> T { try folder.json(T.self, rel) }
 
-    static func data(_ rel: String) throws -> Data { try Data(contentsOf: url(rel)) }
-
-    static func decode<T: Decodable>(_: T.Type, _ rel: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: data(rel))
-    }
-
-    /// A scratch folder removed when the test ends.
-    static func scratch() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    /// A fresh scratch folder in this test process's `TestScratch` (removed when it exits).
+    static func scratch() throws -> URL { try TestScratch.folder("core-\(UUID().uuidString.prefix(8))") }
 }
 
 /// splitmix64 bytes, the same stream `swift_fixtures.splitmix64_bytes` hashes.

@@ -1,15 +1,13 @@
 import Foundation
 import VoxportCore
+import VoxportTestSupport
 
 /// `dsp.json` and its raw float32 arrays, written by `conversion/swift_fixtures.py` with torch.
 enum Fixtures {
-    static let root: URL = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
+    static let folder = FixtureFolder()
 
-    static func f32(_ rel: String) throws -> [Float] { try RawF32.read(root.appendingPathComponent(rel)) }
-
-    static func dsp() throws -> DSPFixtures {
-        try JSONDecoder().decode(DSPFixtures.self, from: Data(contentsOf: root.appendingPathComponent("dsp.json")))
-    }
+    static func f32(_ rel: String) throws -> [Float] { try folder.f32(rel) }
+    static func dsp() throws -> DSPFixtures { try folder.json(DSPFixtures.self, "dsp.json") }
 }
 
 struct DSPFixtures: Decodable {

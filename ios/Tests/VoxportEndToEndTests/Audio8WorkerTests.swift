@@ -14,9 +14,6 @@ import VoxportRunner
 /// `voxport-bench`'s audio8.frame then runs on the same worker (BenchDriver with an injected
 /// runner). One worker and one Python run serve the whole class.
 final class Audio8WorkerTests: XCTestCase {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = repo.appendingPathComponent(".venv/bin/python")
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("audio8_case.py")
 
     struct Case: Decodable {
@@ -61,29 +58,10 @@ final class Audio8WorkerTests: XCTestCase {
         super.tearDown()
     }
 
-    static func runPython(_ args: [String]) throws {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
-        }
-        let p = Process()
-        p.executableURL = python
-        p.arguments = [script.path] + args
-        p.currentDirectoryURL = repo
-        let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
-        try p.run()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw VoxportError(.user, "audio8_case.py \(args[0]) failed: \(String(decoding: stderr.suffix(3000), as: UTF8.self))")
-        }
-    }
-
     static func shared() async throws -> Shared {
         if let made { return made }
         let dir = try TestScratch.folder("audio8-e2e")
-        try runPython(["make", dir.path])
+        try PythonChild.run(script, ["make", dir.path])
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
         let runner = try await WorkerRunner(bundle: bundle.url, graphs: kase.graphs)

@@ -16,9 +16,6 @@ import VoxportRunner
 /// One worker serves the whole class; it starts as soon as the Python side says the bundle is
 /// current, so its graph load overlaps the Python run.
 final class ChatterboxWorkerTests: XCTestCase {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = repo.appendingPathComponent(".venv/bin/python")
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chatterbox_case.py")
 
     struct Case: Decodable {
@@ -63,34 +60,14 @@ final class ChatterboxWorkerTests: XCTestCase {
     }
 
     static func start() async throws -> Shared {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
-        }
         let t0 = DispatchTime.now().uptimeNanoseconds
         let dir = try TestScratch.folder("chatterbox-e2e")
-        let log = dir.appendingPathComponent("python.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let p = Process()
-        p.executableURL = python
-        p.arguments = [script.path, "make", dir.path]
-        p.currentDirectoryURL = repo
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = try FileHandle(forWritingTo: log)
-        try p.run()
-        func failure(_ what: String) -> VoxportError {
-            let tail = (try? String(contentsOf: log, encoding: .utf8)).map { String($0.suffix(3000)) } ?? ""
-            return VoxportError(.user, "chatterbox_case.py make \(what): \(tail)")
-        }
+        let child = try PythonChild.start(script, ["make", dir.path], log: dir.appendingPathComponent("python.log"))
+        func failure(_ what: String) -> VoxportError { child.failure(what) }
         // The first stdout line: the bundle, current (exported first when it was not).
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        guard let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first else {
-            p.waitUntilExit()
+        guard let line = child.firstLine(), let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first
+        else {
+            child.process.waitUntilExit()
             throw failure("failed before naming its bundle")
         }
         let tBundle = seconds(since: t0)
@@ -114,16 +91,17 @@ final class ChatterboxWorkerTests: XCTestCase {
             loadedFiles = await tables
             worker = try w.get()
         } catch {
-            p.waitUntilExit()
+            child.process.waitUntilExit()
             throw error
         }
         let tWorker = seconds(since: t0)
-        _ = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0, let files = try? loadedFiles.get() else {
+        _ = child.readToEnd()
+        child.process.waitUntilExit()
+        let status = child.process.terminationStatus
+        guard status == 0, let files = try? loadedFiles.get() else {
             await worker.close()
-            if p.terminationStatus == 0 { _ = try loadedFiles.get() }
-            throw failure("failed (exit \(p.terminationStatus))")
+            if status == 0 { _ = try loadedFiles.get() }
+            throw failure("failed (exit \(status))")
         }
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         print(String(format: "chatterbox e2e: bundle current after %.1f s, worker and host tables ready after %.1f s, Python case done after %.1f s",

@@ -47,7 +47,7 @@
             if let made { return try made.get() }
             let result = Result { () throws -> Case in
                 let out = try TestScratch.folder("parity").appendingPathComponent("case.json")
-                try PythonScript.run(script, [out.path])
+                try PythonChild.run(script, [out.path])
                 return try JSONDecoder().decode(Case.self, from: Data(contentsOf: out))
             }
             made = result

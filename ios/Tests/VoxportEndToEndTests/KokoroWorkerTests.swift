@@ -16,9 +16,6 @@ import VoxportRunner
 /// short). Both hosts fold the source's -π phases to +π for the waveform
 /// comparison (`HarmonicSource.foldingNegativePi` says why); one worker serves every test.
 final class KokoroWorkerTests: XCTestCase {
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = repo.appendingPathComponent(".venv/bin/python")
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("kokoro_case.py")
     /// kokoro_case.py's VOICE.
     static let voice = "jf_alpha"
@@ -53,7 +50,7 @@ final class KokoroWorkerTests: XCTestCase {
     /// The Python case runs in a child while the Swift tests run theirs (two cores): `early()`
     /// returns once the draws are saved, `pythonCase()` once the reference is made. One worker
     /// serves every test.
-    nonisolated(unsafe) static var child: (process: Process, stdout: Pipe, dir: URL, early: Early)?
+    nonisolated(unsafe) static var child: (started: PythonChild.Started, dir: URL, early: Early)?
     nonisolated(unsafe) static var made: (dir: URL, kase: Case)?
     nonisolated(unsafe) static var shared: WorkerRunner?
 
@@ -68,7 +65,7 @@ final class KokoroWorkerTests: XCTestCase {
         // A class tearDown cannot await `close()`: dropping the last reference ends the worker
         // (its WorkerProcess's deinit closes the child and waits for it to exit).
         shared = nil
-        if let child, child.process.isRunning { child.process.terminate() }
+        child?.started.terminate()
         super.tearDown()
     }
 
@@ -83,64 +80,19 @@ final class KokoroWorkerTests: XCTestCase {
         return Double(worst / peak)
     }
 
-    static func checkPython() throws {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw VoxportError(.user, "no \(python.path): run `make setup` at the repository root first")
-        }
-    }
-
-    static func logTail(_ dir: URL) -> String {
-        (try? String(contentsOf: dir.appendingPathComponent("python.log"), encoding: .utf8)).map { String($0.suffix(3000)) } ?? ""
-    }
-
     /// `kokoro_case.py wer WAV`, to completion.
-    static func python(_ args: [String]) throws -> String {
-        try checkPython()
-        let p = Process()
-        p.executableURL = python
-        p.arguments = [script.path] + args
-        p.currentDirectoryURL = repo
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw VoxportError(.user, "kokoro_case.py \(args[0]) failed: \(String(decoding: stderr.suffix(3000), as: UTF8.self))")
-        }
-        return String(decoding: stdout, as: UTF8.self)
-    }
+    static func python(_ args: [String]) throws -> String { try PythonChild.run(script, args) }
 
     /// Start `kokoro_case.py make` (once) and wait for its first line.
     static func early() throws -> (dir: URL, early: Early) {
         if let child { return (child.dir, child.early) }
-        try checkPython()
         let dir = try TestScratch.folder("kokoro-e2e")
-        let log = dir.appendingPathComponent("python.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let p = Process()
-        p.executableURL = python
-        p.arguments = [script.path, "make", dir.path]
-        p.currentDirectoryURL = repo
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = try FileHandle(forWritingTo: log)
-        try p.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
+        let started = try PythonChild.start(script, ["make", dir.path], log: dir.appendingPathComponent("python.log"))
+        guard let first = started.firstLine(), let early = try? JSONDecoder().decode(Early.self, from: first) else {
+            started.process.waitUntilExit()
+            throw started.failure("failed before its draws")
         }
-        guard let first = line.split(separator: UInt8(ascii: "\n")).first,
-            let early = try? JSONDecoder().decode(Early.self, from: Data(first))
-        else {
-            p.waitUntilExit()
-            throw VoxportError(.user, "kokoro_case.py make failed before its draws: \(logTail(dir))")
-        }
-        child = (p, out, dir, early)
+        child = (started, dir, early)
         return (dir, early)
     }
 
@@ -148,11 +100,8 @@ final class KokoroWorkerTests: XCTestCase {
     static func pythonCase() throws -> (dir: URL, kase: Case) {
         if let made { return made }
         let (dir, _) = try early()
-        _ = child!.stdout.fileHandleForReading.readDataToEndOfFile()
-        child!.process.waitUntilExit()
-        guard child!.process.terminationStatus == 0 else {
-            throw VoxportError(.user, "kokoro_case.py make failed: \(logTail(dir))")
-        }
+        _ = child!.started.readToEnd()
+        try child!.started.finish()
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         made = (dir, kase)
         return (dir, kase)

@@ -3,19 +3,17 @@ import Synchronization
 import VoxportCore
 import VoxportHost
 import VoxportRunner
+import VoxportTestSupport
 
 /// `Fixtures/audio8_tts/`, written by `conversion/audio8_tts/swift_fixtures.py` from the Python
 /// host (reduced configuration, stand-in tokenizer, seeded stand-in graph outputs).
 enum Audio8Fixtures {
-    static let root: URL = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
-        .appendingPathComponent("audio8_tts")
+    static let folder = FixtureFolder("audio8_tts")
 
-    static func url(_ rel: String) -> URL { root.appendingPathComponent(rel) }
-    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(contentsOf: url(rel)))
-    }
+    static func url(_ rel: String) -> URL { folder.url(rel) }
+    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T { try folder.json(T.self, rel) }
     static func tables() throws -> Audio8Tables { try Audio8Tables.load(url(Audio8Tables.fileName)) }
-    static func manifest() throws -> Manifest { try Manifest.decode(Data(contentsOf: url("manifest.json"))) }
+    static func manifest() throws -> Manifest { try folder.manifest() }
 
     /// Row-major [rows, columns] from nested lists.
     static func flat(_ rows: [[Int32]]) -> [Int32] { rows.flatMap { $0 } }

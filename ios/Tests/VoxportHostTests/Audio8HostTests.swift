@@ -167,7 +167,7 @@ final class Audio8HostTests: XCTestCase {
         }
         XCTAssertEqual(runner.position, 0)
         // a bundle without the Audio8 host table is refused by file name
-        let other = try ModelBundle.open(Audio8Fixtures.root.deletingLastPathComponent().appendingPathComponent("bundle"))
+        let other = try ModelBundle.open(FixtureFolder().url("bundle"))
         XCTAssertThrowsError(try Audio8Tables.load(try other.fileURL(Audio8Tables.fileName))) { e in
             XCTAssertTrue("\(e)".contains("audio8_host.json"), "\(e)")
         }

@@ -2,18 +2,16 @@ import Foundation
 import VoxportCore
 import VoxportHost
 import VoxportRunner
+import VoxportTestSupport
 
 /// `Fixtures/chatterbox/`, written by `conversion/chatterbox/swift_fixtures.py` from the Python host.
 enum ChatterboxFixtures {
-    static let root: URL = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
-        .appendingPathComponent("chatterbox")
+    static let folder = FixtureFolder("chatterbox")
 
-    static func url(_ rel: String) -> URL { root.appendingPathComponent(rel) }
-    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(contentsOf: url(rel)))
-    }
-    static func npz(_ rel: String) throws -> NpzArchive { try NpzArchive.load(url(rel)) }
-    static func manifest() throws -> Manifest { try Manifest.decode(Data(contentsOf: url("manifest.json"))) }
+    static func url(_ rel: String) -> URL { folder.url(rel) }
+    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T { try folder.json(T.self, rel) }
+    static func npz(_ rel: String) throws -> NpzArchive { try folder.npz(rel) }
+    static func manifest() throws -> Manifest { try folder.manifest() }
 
     /// The bundle's host files as the fixture writer saved them.
     static func files() throws -> ChatterboxBundleFiles {

@@ -1,17 +1,15 @@
 import Foundation
 import VoxportCore
 import VoxportHost
+import VoxportTestSupport
 
 /// `Fixtures/kokoro/`, written by `conversion/kokoro/swift_fixtures.py` from the Python host.
 enum KokoroFixtures {
-    static let root: URL = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
-        .appendingPathComponent("kokoro")
+    static let folder = FixtureFolder("kokoro")
 
-    static func url(_ rel: String) -> URL { root.appendingPathComponent(rel) }
-    static func f32(_ rel: String) throws -> [Float] { try RawF32.read(url(rel)) }
-    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(contentsOf: url(rel)))
-    }
+    static func url(_ rel: String) -> URL { folder.url(rel) }
+    static func f32(_ rel: String) throws -> [Float] { try folder.f32(rel) }
+    static func json<T: Decodable>(_ type: T.Type, _ rel: String) throws -> T { try folder.json(T.self, rel) }
     static func vocab() throws -> KokoroVocab { try KokoroVocab.load(url("vocab.json")) }
 
     /// `swift_fixtures.formula_pack(k)`: ((131 i + 17 j + 1009 k) mod 2003) / 2003 - 0.5.

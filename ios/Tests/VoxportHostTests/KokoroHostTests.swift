@@ -132,7 +132,7 @@ final class KokoroHostTests: XCTestCase {
         XCTAssertEqual(loaded.weight, try KokoroFixtures.f32(fx.l_linear_weight))
         XCTAssertEqual(loaded.bias, try KokoroFixtures.f32(fx.l_linear_bias)[0])
         // A bundle without the Kokoro host files is refused by file name.
-        let other = try ModelBundle.open(KokoroFixtures.root.deletingLastPathComponent().appendingPathComponent("bundle"))
+        let other = try ModelBundle.open(FixtureFolder().url("bundle"))
         XCTAssertThrowsError(try KokoroBundleFiles.load(other)) { e in
             XCTAssertTrue("\(e)".contains("vocab.json"), "\(e)")
         }

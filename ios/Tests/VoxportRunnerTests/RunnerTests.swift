@@ -6,31 +6,13 @@ import VoxportTestSupport
 
 @testable import VoxportRunner
 
-/// The repository this package lives in, and its Python venv (the real runtime's only way in).
+/// The repository this package lives in, and its Python venv (the real runtime's only way in):
+/// `PythonChild`'s, the one every test target uses.
 enum Repo {
-    /// `<repo>/ios/Tests/VoxportRunnerTests/RunnerTests.swift` -> `<repo>`.
-    static let root: URL = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = root.appendingPathComponent(".venv/bin/python")
-    static let voxport = root.appendingPathComponent(".venv/bin/voxport")
+    static let root = PythonChild.repo
+    static let python = PythonChild.python
+    static let voxport = PythonChild.voxport
     static let here = root.appendingPathComponent("ios/Tests/VoxportRunnerTests")
-
-    /// Run a command to completion; its exit status and the tail of its stderr.
-    static func run(_ exe: URL, _ args: [String]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = exe
-        p.arguments = args
-        p.currentDirectoryURL = root
-        let err = FileManager.default.temporaryDirectory.appendingPathComponent("voxport-test-\(UUID().uuidString).txt")
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        p.standardError = try FileHandle(forWritingTo: err)
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        let text = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: err)
-        return (p.terminationStatus, String(text.suffix(3000)))
-    }
 }
 
 /// The self-test bundle and a Python Session's answers on it, made once per test process by
@@ -46,17 +28,18 @@ final class PythonReference: Sendable {
     let sessionMilliseconds: [String: Double]
 
     private init() throws {
-        for exe in [Repo.python, Repo.voxport] where !FileManager.default.isExecutableFile(atPath: exe.path) {
-            throw RunnerError(
-                .launch,
-                "\(exe.path) is missing: these tests drive the real Core AI runtime through the project's venv; "
-                    + "create it first (python -m venv .venv && .venv/bin/pip install -e . in \(Repo.root.path))")
+        do {
+            try PythonChild.checkVenv()
+        } catch {
+            throw RunnerError(.launch, "\(error)")
         }
         // This process's scratch folder, removed when it exits (TestScratch).
         dir = try TestScratch.folder("runner-\(UUID().uuidString.prefix(8))")
-        let script = Repo.here.appendingPathComponent("make_recording.py").path
-        let (code, err) = try Repo.run(Repo.python, [script, dir.path])
-        guard code == 0 else { throw RunnerError(.launch, "make_recording.py failed (exit \(code)):\n\(err)") }
+        do {
+            try PythonChild.run(Repo.here.appendingPathComponent("make_recording.py"), [dir.path])
+        } catch {
+            throw RunnerError(.launch, "\(error)")
+        }
         mlp = try NpzArchive.load(dir.appendingPathComponent("mlp.npz"))
         let timing = try JSONDecoder().decode([String: Double].self, from: Data(contentsOf: dir.appendingPathComponent("timing.json")))
         sessionMilliseconds = timing

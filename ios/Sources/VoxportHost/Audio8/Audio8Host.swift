@@ -33,7 +33,7 @@ public final class Audio8Host {
         for g in [Audio8FrameLoop.graph, Audio8Codec.graph] where runner.manifest.graphs[g] == nil {
             throw VoxportError(.bundleIntegrity, "the bundle lacks graph \(PythonRepr.string(g)): re-export it")
         }
-        timer = TimedRunner(runner)
+        timer = TimedRunner(wrapping: runner)
         self.runner = runner
         self.tables = tables
         frameLoop = Audio8FrameLoop(runner: timer, tables: tables)
@@ -100,8 +100,7 @@ public final class Audio8Host {
         _ tokens: [Int32], voice: Audio8Voice?, seed: Int, piece: Int, maxFrames: Int, stream: Bool,
         onAudio: (([Float]) -> Void)?
     ) async throws -> Audio8PieceResult {
-        let start = DispatchTime.now().uptimeNanoseconds
-        timer.reset()
+        let start = DispatchTime.now().uptimeNanoseconds, graphStart = timer.graphNanoseconds
         let prompt = try self.prompt(tokens: tokens, voice: voice, maxFrames: maxFrames)
         var u = try uniforms(seed: seed, piece: piece)
         var audio: [Float] = [], report = Audio8DecodeReport()
@@ -126,30 +125,9 @@ public final class Audio8Host {
         report.frames = counts.frames
         report.clampedByBook = counts.clampedByBook
         let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        let graph = Double(timer.nanoseconds) / 1e6
+        let graph = Double(timer.graphNanoseconds - graphStart) / 1e6
         return Audio8PieceResult(
             promptColumns: prompt.columns, loop: loop, audio: audio, decode: report, hostMilliseconds: total - graph,
             graphMilliseconds: graph)
     }
-}
-
-/// Passes calls through and adds up the time spent in them (graph time, split from host time).
-final class TimedRunner: GraphRunner {
-    let base: GraphRunner
-    private let total = Mutex<UInt64>(0)
-    init(_ base: GraphRunner) { self.base = base }
-    var manifest: Manifest { base.manifest }
-    /// Graph time since the last `reset()`.
-    var nanoseconds: UInt64 { total.withLock { $0 } }
-    func reset() { total.withLock { $0 = 0 } }
-    func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws -> [String: Tensor] {
-        let t = DispatchTime.now().uptimeNanoseconds
-        defer {
-            let elapsed = DispatchTime.now().uptimeNanoseconds - t
-            total.withLock { $0 += elapsed }
-        }
-        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
-    }
-    func resetState(graph: String, state: String) async throws { try await base.resetState(graph: graph, state: state) }
-    func close() async { await base.close() }
 }

@@ -72,7 +72,7 @@ public struct ChatterboxBundleFiles: Sendable {
 public final class ChatterboxHost {
     public static let sampleRate = 24000
     /// The runner given, timed.
-    public let runner: ChatterboxTimedRunner
+    public let runner: TimedRunner
     public let files: ChatterboxBundleFiles
     public let decoder: T3Decoder
     public let flowSolver: FlowSolver
@@ -85,7 +85,7 @@ public final class ChatterboxHost {
         }
         func sizes(_ key: String) throws -> [Int] {
             guard let v = config[key]?.arrayValue?.compactMap(\.intValue), !v.isEmpty else {
-                throw VoxportError(.bundleIntegrity, "the manifest's config lacks \(PyRepr.string(key)): re-export the bundle")
+                throw VoxportError(.bundleIntegrity, "the manifest's config lacks \(PythonRepr.string(key)): re-export the bundle")
             }
             return v
         }
@@ -94,7 +94,7 @@ public final class ChatterboxHost {
         }
         let hiftSizes = runner.manifest.graphs[HiftVocoder.trunkGraph]?.meta["buckets"]?.arrayValue?
             .compactMap { $0["F"]?.intValue }
-        self.runner = ChatterboxTimedRunner(runner)
+        self.runner = TimedRunner(wrapping: runner)
         self.files = files
         self.speechBudget = budget
         decoder = T3Decoder(tables: files.t3, prefillBuckets: try .oneDim("P", sizes: sizes("prefill_buckets")), kvLength: kv)
@@ -169,36 +169,4 @@ public final class ChatterboxHost {
         }
         return (results.flatMap(\.wav), results)
     }
-}
-
-/// Passes each call to the host's runner and adds up the time spent in it, so a chunk's host
-/// time is its wall time minus the graph calls (the figure `ms per audio second` reports).
-public final class ChatterboxTimedRunner: GraphRunner {
-    public let base: GraphRunner
-    private struct Totals {
-        var graphNanoseconds: UInt64 = 0
-        var calls: [String: Int] = [:]
-    }
-    private let totals = Mutex(Totals())
-    public var graphNanoseconds: UInt64 { totals.withLock { $0.graphNanoseconds } }
-    public var calls: [String: Int] { totals.withLock { $0.calls } }
-    public init(_ base: GraphRunner) { self.base = base }
-    public var manifest: Manifest { base.manifest }
-
-    public func run(graph: String, function: String, inputs: [String: Tensor], state: String) async throws
-        -> [String: Tensor]
-    {
-        let t = DispatchTime.now().uptimeNanoseconds
-        defer {
-            let elapsed = DispatchTime.now().uptimeNanoseconds - t
-            totals.withLock { $0.graphNanoseconds += elapsed }
-        }
-        totals.withLock { $0.calls[graph, default: 0] += 1 }
-        return try await base.run(graph: graph, function: function, inputs: inputs, state: state)
-    }
-
-    public func resetState(graph: String, state: String) async throws {
-        try await base.resetState(graph: graph, state: state)
-    }
-    public func close() async { await base.close() }
 }

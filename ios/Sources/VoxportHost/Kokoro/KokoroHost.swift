@@ -38,7 +38,7 @@ public final class KokoroHost {
         var tables: [String: BucketTable] = [:]
         for g in Self.graphs {
             guard let entry = runner.manifest.graphs[g], let table = try entry.bucketTable() else {
-                throw VoxportError(.bundleIntegrity, "the bundle lacks graph \(PyRepr.string(g)) (or its buckets): re-export it")
+                throw VoxportError(.bundleIntegrity, "the bundle lacks graph \(PythonRepr.string(g)) (or its buckets): re-export it")
             }
             tables[g] = table
         }
@@ -159,7 +159,7 @@ public final class KokoroHost {
     {
         let chunks = try chunks(phonemes)
         guard !chunks.isEmpty else {
-            throw VoxportError(.user, "nothing to say: \(PyRepr.string(phonemes)) has no phoneme that makes a sound")
+            throw VoxportError(.user, "nothing to say: \(PythonRepr.string(phonemes)) has no phoneme that makes a sound")
         }
         var results: [KokoroChunkResult] = []
         for (i, chunk) in chunks.enumerated() {
@@ -189,7 +189,7 @@ public final class KokoroHost {
 
     func output(_ out: [String: Tensor], _ name: String) throws -> Tensor {
         guard let t = out[name] else {
-            throw VoxportError(.bundleIntegrity, "graph output \(PyRepr.string(name)) is missing (has: \(out.keys.sorted()))")
+            throw VoxportError(.bundleIntegrity, "graph output \(PythonRepr.string(name)) is missing (has: \(out.keys.sorted()))")
         }
         return t
     }

@@ -62,38 +62,13 @@ public struct KokoroVocab: Sendable {
         out.append(Self.padID)
         guard !dropped.isEmpty else { return (out, nil) }
         let named = dropped.map { s, n in
-            "\(PyRepr.string(String(s))) (U+\(PyRepr.hex4(s.value))) x\(n)"
+            "\(PythonRepr.string(String(s))) (U+\(PythonRepr.hex4(s.value))) x\(n)"
         }.joined(separator: ", ")
         let warning = "dropped phoneme symbols outside Kokoro's vocabulary: \(named); they will not be heard "
-            + "(in \(PyRepr.string(phonemes)))"
+            + "(in \(PythonRepr.string(phonemes)))"
         return (out, warning)
     }
 
     /// True when some id stands for a sound (not a pad, punctuation or space).
     public func hasSpeech(_ ids: [Int32]) -> Bool { ids.contains { !silent.contains($0) } }
-}
-
-/// Python `repr` of a str, as the warnings print it.
-enum PyRepr {
-    static func string(_ s: String) -> String {
-        let quote: Unicode.Scalar = (s.contains("'") && !s.contains("\"")) ? "\"" : "'"
-        var out = String(quote)
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case quote: out += "\\" + String(quote)
-            default: out.unicodeScalars.append(ch)
-            }
-        }
-        out.unicodeScalars.append(quote)
-        return out
-    }
-
-    static func hex4(_ v: UInt32) -> String {
-        let h = String(v, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - h.count)) + h
-    }
 }

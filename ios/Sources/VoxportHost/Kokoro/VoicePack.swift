@@ -60,17 +60,17 @@ public struct VoiceLibrary: Sendable {
             $0.trimmingCharacters(in: .whitespaces)
         }
         if spec.trimmingCharacters(in: .whitespaces).isEmpty || parts.contains(where: \.isEmpty) {
-            throw VoxportError(.user, "empty voice in \(PyRepr.string(spec)): choose one of \(names.joined(separator: ", "))")
+            throw VoxportError(.user, "empty voice in \(PythonRepr.string(spec)): choose one of \(names.joined(separator: ", "))")
         }
         let parsed = try parts.map(Self.parsePart)
         let weighted = parsed.map { $0.1 != nil }
         if weighted.contains(true), weighted.contains(false) {
-            throw VoxportError(.user, "voice blend \(PyRepr.string(spec)): give a weight to every voice, or to none")
+            throw VoxportError(.user, "voice blend \(PythonRepr.string(spec)): give a weight to every voice, or to none")
         }
         let chosen = try parsed.map { name, _ in
             guard let p = packs[name] else {
                 throw VoxportError(
-                    .user, "unknown voice \(PyRepr.string(name)): choose one of \(names.joined(separator: ", ")), "
+                    .user, "unknown voice \(PythonRepr.string(name)): choose one of \(names.joined(separator: ", ")), "
                         + "or a blend like 'a:0.7,b:0.3'")
             }
             return p
@@ -105,10 +105,10 @@ public struct VoiceLibrary: Sendable {
         let name = String(part[..<colon]), weight = String(part[part.index(after: colon)...])
         if name.isEmpty || weight.contains("/") || weight.contains("\\") { return (part, nil) }
         guard let w = Double(weight.trimmingCharacters(in: .whitespaces)) else {
-            throw VoxportError(.user, "voice weight \(PyRepr.string(weight)) in \(PyRepr.string(part)) is not a number")
+            throw VoxportError(.user, "voice weight \(PythonRepr.string(weight)) in \(PythonRepr.string(part)) is not a number")
         }
         guard w.isFinite, w > 0 else {
-            throw VoxportError(.user, "voice weight in \(PyRepr.string(part)) must be a positive number")
+            throw VoxportError(.user, "voice weight in \(PythonRepr.string(part)) must be a positive number")
         }
         return (name, w)
     }
