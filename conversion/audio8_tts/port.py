@@ -10,7 +10,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import files_sha256
+from conversion.core.weights_folder import files_sha256, read_manifest
 
 from . import weights
 from .codec import model as codec_mod
@@ -53,18 +53,21 @@ class Audio8Port(ModelPort):
             )
         if spec == "random":
             codec_cfg = codec_mod.CONFIGS[config.name]
-            return self.cached_random_snapshot(
-                config.name,
-                seed,
-                lambda folder: weights.random_snapshot(
+
+            def write(folder: Path) -> Path:
+                return weights.random_snapshot(
                     folder,
                     config,
                     seed,
                     codec_writer=lambda p: codec_mod.write_random_codec(
                         p, codec_cfg, seed, nested=True
                     ),
-                ),
-            )
+                )
+
+            folder = self.cached_random_snapshot(config.name, seed, write)
+            if (read_manifest(folder) or {}).get("calibration") != weights.CALIBRATION:
+                write(folder)  # a cache drawn before the current calibration (calibration.py)
+            return folder
         folder = Path(spec).expanduser()
         weights.check_layout(folder)
         return folder

@@ -46,6 +46,7 @@ import torch
 from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import write_folder_atomically
 
+from .calibration import CALIBRATION, calibrate
 from .codec import model as codec_mod
 from .config import Audio8Config, BlockShape
 from .reference import Audio8LM
@@ -229,12 +230,12 @@ def _is_norm(name: str) -> bool:
 def random_lm_state(
     config: Audio8Config, seed: int = 0, dtype: torch.dtype = torch.float32
 ) -> dict[str, torch.Tensor]:
-    """Seeded random ArkttsModel weights at `config`'s sizes.
+    """Seeded random ArkttsModel weights at `config`'s sizes, calibrated (`calibrate`).
 
     Matrices and embeddings ~ N(0, 0.02) (the publisher's initializer_range); norm weights
     1 + N(0, 0.05) and biases N(0, 0.05), so a dropped scale or bias shows in a gate.
-    Drawn in fp32, one generator, module order, then cast to `dtype`: the bf16 snapshot holds
-    exactly `random_lm_state(config, seed, torch.bfloat16)`.
+    Drawn in fp32, one generator, module order, then calibrated and cast to `dtype`: the bf16
+    snapshot holds exactly `random_lm_state(config, seed, torch.bfloat16)`.
     """
     gen = torch.Generator().manual_seed(int(seed))
     state: dict[str, torch.Tensor] = {}
@@ -246,8 +247,9 @@ def random_lm_state(
             value = 0.05 * noise
         else:
             value = 0.02 * noise
-        state[name] = value.to(dtype)
-    return state
+        state[name] = value
+    calibrate(state, config, seed)
+    return {k: v.to(dtype) for k, v in state.items()}
 
 
 def random_model(config: Audio8Config, seed: int = 0) -> Audio8LM:
@@ -367,6 +369,7 @@ def random_snapshot(
             "config": config.name,
             "seed": seed,
             "random": True,
+            "calibration": CALIBRATION,
             "dtype": str(dtype).removeprefix("torch."),
             "codec": CODEC_FILE if codec_writer is not None else None,
         }
