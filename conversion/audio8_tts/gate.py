@@ -5,14 +5,19 @@ The reference (`reference.py`) is our fp32 re-author of the publisher's ArkttsMo
 and generate loop (no publisher weights or code run here: the snapshot carries neither; a rung
 comparing reference and publisher belongs to a snapshot that does). Rungs (gate_rungs.py):
 
+0. the bundle's prompt builder vs the template as the publisher states it
+   (`publisher_prompt.py`, written apart from `prompt.py`), plain and with a reference: every
+   column equal; the reference run below is fed the publisher-stated prompt;
 1. the graph's sampler vs the NumPy sampler on random logits, same uniforms: 20/20, 1000/1000;
 2. frames teacher-forced on the reference's columns with its uniforms: draw agreement ≥ 99 %,
    each miss listed with its Gumbel margin;
 3. free run with the same uniforms: identical code sequences (fp32);
-4. one codec window through the runtime vs the eager codec: cos ≥ 0.9999; streamed decode vs
-   one-shot, every window (window 0 exact, later windows each their own cosine threshold);
-5. the encoder graph (voice registration) vs the reference encoder: codes, and the audio the
-   bundle decodes from them;
+4. one codec window through the runtime vs the codec reference written from the architecture
+   (`codec/reference.py`: plain torch over codec.pth's state dict, no module shared with the
+   graph): cos ≥ 0.9999; streamed decode vs the reference's one-shot, every window (window 0
+   exact, later windows each their own cosine threshold);
+5. the encoder graph (voice registration) vs that reference's encoder: codes, and the audio
+   the bundle decodes from them;
 6. exported fp16, int8 and mixed (slow int8 + fast fp16) `ar` bundles (side bundles holding
    only `ar`, exported once and reused: `precision_bundles`) teacher-forced on the fp32
    reference: per AR draw agreement and logits cos min (`gate_rungs.PRECISION_MIN`).
@@ -23,12 +28,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from conversion.core.errors import UserError
 from conversion.core.port import BundleSource
 from gates.ladder import run_ladder
 
 from . import gate_rungs as GR
+from .codec import reference as CR
 from .mixed import MIXED
+from .publisher_prompt import publisher_prompt
+from .voice import Voice
 from .weights import Loaded
 
 GATE_TEXT = "Hello from voxport."
@@ -65,6 +75,16 @@ def precision_bundles(
     return out
 
 
+def reference_prompt(loaded: Loaded) -> np.ndarray:
+    """The gate utterance's prompt as the publisher states its template
+    (`publisher_prompt.py`, apart from the port's `prompt.py`): what the reference run is fed,
+    so a template fault moves the bundle side only."""
+    config = loaded.config
+    return publisher_prompt(
+        loaded.tokenizer, config.num_codebooks, config.semantic_begin_id, GATE_TEXT
+    )
+
+
 def run_gate(
     loaded: Loaded,
     bundle: Path,
@@ -83,15 +103,24 @@ def run_gate(
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
-    codec, codec_cfg = loaded.codec, loaded.codec_config
+    codec_cfg = loaded.codec_config
+    # the codec reference reads the snapshot's file itself (codec/reference.py), not the
+    # port's loaded modules
+    codec = CR.read_state(loaded.folder / config.codec_filename)
     with Audio8Bundle(bundle, isolate=True) as ab:
         prompt = ab.prompt(GATE_TEXT, None, frames)
         print(
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",
             file=sys.stderr,
         )
-        ref = GR.reference_run(loaded.lm, prompt, frames, seed)
+        ref = GR.reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
+
+        def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
+            voice = None if codes is None else Voice(codes=codes.astype(np.int32), text=ref_text)
+            return ab.prompt(text, voice, frames)
+
         rungs = [
+            *GR.prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
             *GR.sampler_rungs(seed),
             GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
             GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),

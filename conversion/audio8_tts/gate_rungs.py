@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -48,6 +48,7 @@ from . import reference as R
 from .ar import host as host_frames
 from .ar.graphs import draw_tokens
 from .codec import host as host_codec
+from .codec import reference as CR
 from .codec.graphs import CODEC_GRAPH, ENCODER_GRAPH, FUNCTION
 from .codec.model import Codec, CodecConfig
 from .config import Audio8Config
@@ -211,6 +212,57 @@ def _rms(x: np.ndarray) -> float:
 
 def _fmt_margin(m: float) -> str:
     return "inf" if math.isinf(m) else f"{m:.3g}"
+
+
+# -- 0. the prompt: the port's builder vs the publisher's template ------------------------------
+
+PROMPT_REFERENCE_FRAMES = 6  # the reference template's check: seeded codes, this many frames
+PROMPT_REFERENCE_TEXT = "  A reference\n transcript,  read aloud. "  # cleaning has work to do
+
+
+def prompt_rungs(
+    build: Callable[[str, np.ndarray | None, str | None], np.ndarray],
+    tokenizer,
+    config: Audio8Config,
+    text: str,
+    seed: int,
+) -> list[Rung]:
+    """The port's packed prompt (`build(text, reference_codes, reference_text)`, the bundle's
+    builder) vs the layout the publisher states (`publisher_prompt.py`, written apart from
+    `prompt.py`), for the plain template on `text` and the reference template on seeded codes
+    and a transcript: the share of the publisher's columns (all 11 rows) the port reproduces at
+    the same place; 1.0 required."""
+    from .publisher_prompt import publisher_prompt
+
+    rng = np.random.default_rng([seed, PROMPT_REFERENCE_FRAMES])
+    codes = rng.integers(0, 1024, (config.num_codebooks, PROMPT_REFERENCE_FRAMES))
+    codes[0] = rng.integers(0, config.codebook_size, PROMPT_REFERENCE_FRAMES)
+    cases = {"plain": (None, None), "reference": (codes, PROMPT_REFERENCE_TEXT)}
+
+    def compute(case: str) -> Measured:
+        ref_codes, ref_text = cases[case]
+        want = publisher_prompt(
+            tokenizer, config.num_codebooks, config.semantic_begin_id, text, ref_codes, ref_text
+        )
+        got = np.asarray(build(text, ref_codes, ref_text), np.int64)
+        if got.ndim != 2 or got.shape[0] != want.shape[0]:
+            return Measured(
+                0.0, f"port prompt shape {list(got.shape)}, publisher's {list(want.shape)}"
+            )
+        n = min(got.shape[1], want.shape[1])
+        same = (got[:, :n] == want[:, :n]).all(axis=0)
+        note = f"{int(same.sum())}/{want.shape[1]} columns equal (port {got.shape[1]} columns)"
+        bad = np.flatnonzero(~same)
+        if bad.size or got.shape[1] != want.shape[1]:
+            k = int(bad[0]) if bad.size else n
+            port, pub = (a[:, k].tolist() if k < a.shape[1] else "none" for a in (got, want))
+            note += f"; first difference at column {k}: port {port} vs publisher {pub}"
+        return Measured(float(same.sum()) / max(got.shape[1], want.shape[1]), note)
+
+    return [
+        Rung(f"prompt.template[{c}]", "columns_equal", 1.0, lambda c=c: compute(c), True)
+        for c in cases
+    ]
 
 
 # -- 1. the sampler, graph vs NumPy, through the runtime ----------------------------------------
@@ -458,16 +510,35 @@ def random_codes(cfg: CodecConfig, frames: int, seed: int) -> np.ndarray:
     return (rng.random((cfg.num_books, frames)) * sizes[:, None]).astype(np.int64)
 
 
-def codec_rung(session, codec: Codec, codec_cfg: CodecConfig, seed: int) -> Rung:
-    """One window of the graph's width through the runtime vs `codec.decode` on the same codes."""
+def codec_state(codec: Codec | Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+    """The weights the codec reference reads: a state dict under the publisher's key names
+    (`codec/reference.read_state` of the snapshot's file), or a loaded `Codec`'s parameters.
+    Only the numbers are taken from a `Codec`, never its modules."""
+    if isinstance(codec, nn.Module):
+        return {k: v.detach().float() for k, v in codec.state_dict().items()}
+    return codec
+
+
+def _ref_decode(state, codec_cfg: CodecConfig, codes: np.ndarray) -> np.ndarray:
+    """The architecture-written reference (`codec/reference.py`): codes [books, T] -> wav [N]."""
+    with torch.no_grad():
+        return CR.decode(state, codec_cfg, torch.from_numpy(codes)[None]).reshape(-1).numpy()
+
+
+def codec_rung(
+    session, codec: Codec | Mapping[str, torch.Tensor], codec_cfg: CodecConfig, seed: int
+) -> Rung:
+    """One window of the graph's width through the runtime vs the codec reference written from
+    the architecture (`codec/reference.decode`, no module shared with the graph) on the same
+    codes."""
+    state = codec_state(codec)
 
     def compute() -> Measured:
         width = host_codec.graph_frames(session, CODEC_GRAPH)
         codes = random_codes(codec_cfg, width, seed)
         out = session.run(CODEC_GRAPH, FUNCTION, {"codes": codes[None].astype(np.int32)})
         got = np.asarray(out["wav"]).reshape(-1)
-        with torch.no_grad():
-            want = codec.decode(torch.from_numpy(codes)[None]).reshape(-1).numpy()
+        want = _ref_decode(state, codec_cfg, codes)
         cos = _cos(want, got)
         note = (
             f"{width} frames ({got.size} samples): max|d| {np.abs(want - got).max():.3g}, "
@@ -480,13 +551,14 @@ def codec_rung(session, codec: Codec, codec_cfg: CodecConfig, seed: int) -> Rung
 
 def stream_vs_whole_rungs(
     session,
-    codec: Codec,
+    codec: Codec | Mapping[str, torch.Tensor],
     codec_cfg: CodecConfig,
     seed: int,
     context: int | None = None,
     frames: int | None = None,
 ) -> list[Rung]:
-    """decode_stream's chunks vs the eager one-shot decode of the whole sequence, every window.
+    """decode_stream's chunks vs the reference's one-shot decode of the whole sequence (the
+    architecture-written `codec/reference.decode`), every window.
 
     Window 0 starts at frame 0 and sees everything the one-shot decode sees before its frames
     (every op is causal): exact math there, gated on max|d| (`STREAM_EXACT_MAX_ABS`) and on its
@@ -503,6 +575,7 @@ def stream_vs_whole_rungs(
         raise ValueError(f"{total} frames fit one {width}-frame window: nothing streams")
     plan = host_codec.window_plan(total, width, ctx)
     fs = codec_cfg.frame_size
+    state = codec_state(codec)
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def decoded() -> tuple[np.ndarray, np.ndarray]:
@@ -510,8 +583,7 @@ def stream_vs_whole_rungs(
             codes = random_codes(codec_cfg, total, seed + 1)
             chunks = list(host_codec.decode_stream(session, codes, codec_cfg, width, ctx))
             streamed = np.concatenate(chunks)
-            with torch.no_grad():
-                whole = codec.decode(torch.from_numpy(codes)[None]).reshape(-1).numpy()
+            whole = _ref_decode(state, codec_cfg, codes)
             if streamed.size != whole.size:
                 raise ValueError(f"streamed {streamed.size} samples, one-shot {whole.size}")
             memo["out"] = (streamed, whole)
@@ -569,11 +641,14 @@ def reference_clip(cfg: CodecConfig, samples: int, seed: int) -> np.ndarray:
     return clip.astype(np.float32)
 
 
-def encoder_rungs(session, codec: Codec, codec_cfg: CodecConfig, seed: int) -> list[Rung]:
-    """The bundle's `encoder` graph (voice registration) vs the reference `codec.encode` on one
-    clip filling the bucket: the share of codes equal, and the audio the bundle makes of them
-    (the graph's codes through the `codec` graph) vs the reference's (its codes through the
-    eager decoder)."""
+def encoder_rungs(
+    session, codec: Codec | Mapping[str, torch.Tensor], codec_cfg: CodecConfig, seed: int
+) -> list[Rung]:
+    """The bundle's `encoder` graph (voice registration) vs the architecture-written reference
+    (`codec/reference.encode`) on one clip filling the bucket: the share of codes equal, and
+    the audio the bundle makes of them (the graph's codes through the `codec` graph) vs the
+    reference's (its codes through `codec/reference.decode`)."""
+    state = codec_state(codec)
     memo: dict[str, tuple] = {}
 
     def run() -> tuple:
@@ -583,8 +658,9 @@ def encoder_rungs(session, codec: Codec, codec_cfg: CodecConfig, seed: int) -> l
             clip = reference_clip(codec_cfg, capacity, seed)
             got = host_codec.encode_reference(session, clip, codec_cfg).astype(np.int64)
             with torch.no_grad():
-                want = codec.encode(torch.from_numpy(clip)[None, None])[0].numpy().astype(np.int64)
-                wav_want = codec.decode(torch.from_numpy(want)[None]).reshape(-1).numpy()
+                audio = torch.from_numpy(clip)[None, None]
+                want = CR.encode(state, codec_cfg, audio)[0].numpy().astype(np.int64)
+            wav_want = _ref_decode(state, codec_cfg, want)
             # the bundle's path end to end: the graph's codes through the `codec` graph
             width = host_codec.graph_frames(session, CODEC_GRAPH)
             ctx = min(STREAM_CONTEXT, width // 4)

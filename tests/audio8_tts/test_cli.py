@@ -72,6 +72,8 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
     assert report["passed"] and not failed and proc.returncode == 0, (failed, proc.stderr[-3000:])
     names = {r["name"] for r in report["rungs"]}
     want = {
+        "prompt.template[plain]",
+        "prompt.template[reference]",
         "sampler.graph_vs_numpy[20]",
         "sampler.graph_vs_numpy[1000]",
         "ar[fp32].teacher_forced_draws",
