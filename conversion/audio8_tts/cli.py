@@ -188,6 +188,8 @@ def gate(args: argparse.Namespace) -> int:
     bundle = PORT.ensure_bundle(
         folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
     )
+    if args.mutants is not None:
+        return _gate_mutants(args, loaded, bundle)
     return run_gate(
         loaded,
         bundle,
@@ -197,6 +199,19 @@ def gate(args: argparse.Namespace) -> int:
         markdown=args.markdown,
         precision=precision_bundles(source, config, dtypes),
     )
+
+
+def _gate_mutants(args: argparse.Namespace, loaded, bundle: Path) -> int:
+    """`voxport gate audio8_tts --mutants [all|NAME,..]`: the fault catalogue's kill table (the
+    ladder without the exported-precision rows, each fault against one reference record)."""
+    from gates.mutants import emit_table, select
+
+    from .mutants import CATALOGUE, run_mutants
+
+    chosen = select(CATALOGUE, args.mutants)
+    table = run_mutants(loaded, bundle, args.seed, chosen)
+    emit_table(table, args.json_path, args.markdown)
+    return 0 if table.passed else 1
 
 
 def bench(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.port import BundleSource
-from gates.ladder import run_ladder
+from gates.ladder import Rung, run_ladder
 
 from . import gate_rungs as GR
 from .codec import reference as CR
@@ -75,6 +75,11 @@ def precision_bundles(
     return out
 
 
+def gate_prompt(ab, config) -> np.ndarray:
+    """The gate utterance's prompt, as the bundle's host builds it."""
+    return ab.prompt(GATE_TEXT, None, GATE_FRAMES[config.name])
+
+
 def reference_prompt(loaded: Loaded) -> np.ndarray:
     """The gate utterance's prompt as the publisher states its template
     (`publisher_prompt.py`, apart from the port's `prompt.py`): what the reference run is fed,
@@ -83,6 +88,49 @@ def reference_prompt(loaded: Loaded) -> np.ndarray:
     return publisher_prompt(
         loaded.tokenizer, config.num_codebooks, config.semantic_begin_id, GATE_TEXT
     )
+
+
+def ladder_rungs(
+    loaded: Loaded,
+    ab,
+    prompt: np.ndarray,
+    ref,
+    seed: int,
+    precision: dict[str, Path] | None = None,
+) -> list[Rung]:
+    """The gate's rungs on an open bundle `ab`, against the reference record `ref` (the
+    reference's free run on `prompt`: `GR.reference_run`, computed once by the caller)."""
+    from conversion.core.runtime import IsolatedSession
+
+    config = loaded.config
+    frames = GATE_FRAMES[config.name]
+    codec_cfg = loaded.codec_config
+    # the codec reference reads the snapshot's file itself (codec/reference.py), not the
+    # port's loaded modules
+    codec = CR.read_state(loaded.folder / config.codec_filename)
+
+    def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
+        voice = None if codes is None else Voice(codes=codes.astype(np.int32), text=ref_text)
+        return ab.prompt(text, voice, frames)
+
+    rungs = [
+        *GR.prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
+        *GR.sampler_rungs(seed),
+        GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+        GR.teacher_forced_logits_rung(ab.session, prompt, config, ref),
+        GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+        GR.codec_rung(ab.session, codec, codec_cfg, seed),
+        *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
+    ]
+    if "encoder" in ab.graphs:
+        rungs += GR.encoder_rungs(ab.session, codec, codec_cfg, seed)
+    if precision:
+
+        def side(dtype: str) -> IsolatedSession:
+            return IsolatedSession(precision[dtype])
+
+        rungs += GR.precision_rungs(side, prompt, config, ref, tuple(precision))
+    return rungs
 
 
 def run_gate(
@@ -96,45 +144,20 @@ def run_gate(
 ) -> int:
     """The reference and the bundle on the gate's utterance; `precision` ({dtype: bundle}) adds
     the exported-precision rows (each side bundle in its own child process, opened in turn)."""
-    from conversion.core.runtime import IsolatedSession
     from gates.report import emit
 
     from .pipeline import Audio8Bundle
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
-    codec_cfg = loaded.codec_config
-    # the codec reference reads the snapshot's file itself (codec/reference.py), not the
-    # port's loaded modules
-    codec = CR.read_state(loaded.folder / config.codec_filename)
     with Audio8Bundle(bundle, isolate=True) as ab:
-        prompt = ab.prompt(GATE_TEXT, None, frames)
+        prompt = gate_prompt(ab, config)
         print(
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",
             file=sys.stderr,
         )
         ref = GR.reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
-
-        def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
-            voice = None if codes is None else Voice(codes=codes.astype(np.int32), text=ref_text)
-            return ab.prompt(text, voice, frames)
-
-        rungs = [
-            *GR.prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
-            *GR.sampler_rungs(seed),
-            GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-            GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-            GR.codec_rung(ab.session, codec, codec_cfg, seed),
-            *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
-        ]
-        if "encoder" in ab.graphs:
-            rungs += GR.encoder_rungs(ab.session, codec, codec_cfg, seed)
-        if precision:
-
-            def side(dtype: str) -> IsolatedSession:
-                return IsolatedSession(precision[dtype])
-
-            rungs += GR.precision_rungs(side, prompt, config, ref, tuple(precision))
+        rungs = ladder_rungs(loaded, ab, prompt, ref, seed, precision)
         report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
     emit(report, json_path, markdown)
     return 0 if report.passed else 1

@@ -58,6 +58,9 @@ SAMPLER_SIZES = (20, 1000)  # sampler rungs: all N draws equal
 SAMPLER_WIDTH = 4097  # the slow draw's compact row (semantic ids then eos)
 SAMPLER_SCALE = 3.0  # random logits' std: peaked enough that top-p (not only top-k) cuts
 TEACHER_FORCED_MIN = 0.99  # share of draws (semantic + 9 codes per frame) equal, fp32 graph
+# fp32 graph vs reference logits, teacher-forced: measured max|d| 6.7e-6 slow, 8.6e-6 fast
+# (reduced, calibrated weights seed 0, draw seed 0, logits std 3); the bar is ~12x that
+TEACHER_FORCED_LOGITS_MAX_ABS = 1e-4
 FREE_RUN_MIN = 1.0  # fp32: identical code sequences
 CODEC_COS_MIN = 0.9999  # one codec window, runtime vs eager re-author
 STREAM_CONTEXT = 32  # frames of context a streamed window keeps (published window 160)
@@ -465,6 +468,39 @@ def teacher_forced_rung(
     return Rung(name, "draw_agreement", threshold, compute, True)
 
 
+def teacher_forced_logits_rung(
+    session,
+    prompt: np.ndarray,
+    config: Audio8Config,
+    ref: R.Generation,
+    name: str = "ar[fp32].teacher_forced_logits",
+    threshold: float = TEACHER_FORCED_LOGITS_MAX_ABS,
+) -> Rung:
+    """The graph teacher-forced on the reference's columns: the largest |logit difference| over
+    every frame's slow row and fast rows. The calibrated weights' logits are peaked (std ~3,
+    `calibration.py`), so a small numeric fault (an eps, a position off by one) keeps every draw
+    and only the logits show it."""
+
+    def compute() -> Measured:
+        got = _teacher_forced(session, prompt, config, ref)
+        pairs = list(zip(got, ref.frames, strict=False))
+        slow = max(
+            float(np.abs(np.asarray(f.logits, np.float64) - r.logits).max()) for f, r in pairs
+        )
+        fast = max(
+            float(np.abs(np.asarray(f.fast_logits, np.float64) - r.fast_logits).max())
+            for f, r in pairs
+        )
+        std = float(np.std([r.logits for _, r in pairs]))
+        note = (
+            f"{len(pairs)} frames: max|d| slow {slow:.3g}, fast {fast:.3g} "
+            f"(reference slow logits std {std:.3g})"
+        )
+        return Measured(max(slow, fast), note)
+
+    return Rung(name, "max_abs", threshold, compute, False)
+
+
 # -- 3. free run, graph vs reference ------------------------------------------------------------
 
 
@@ -804,6 +840,7 @@ __all__ = [
     "sampler_rungs",
     "sampler_bundle",
     "teacher_forced_rung",
+    "teacher_forced_logits_rung",
     "free_run_rung",
     "codec_rung",
     "stream_vs_whole_rungs",

@@ -350,6 +350,11 @@ def test_a_wrong_reference_fails_the_graph_comparison(bug, prompt, monkeypatch):
     graph = G.Audio8ARGraph.from_model(model).eval()  # reads the config and the weights only
     m = _graph_vs_reference(model, graph, prompt)
     assert not _passes(m), m
+    if bug is _eps_1e5:
+        # the calibrated weights' peaked logits (calibration.py) keep every draw of this small
+        # change (logits max|d| ~0.05 of std 3): only the logits tolerance catches it
+        assert max(m["slow_max_abs"], m["fast_max_abs"]) > 1e-2, m
+        return
     assert m["teacher_forced"] < TEACHER_FORCED_MIN, m
     assert m["free_run"] < FREE_RUN_MIN, m
 

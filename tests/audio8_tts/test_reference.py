@@ -236,7 +236,9 @@ def test_teacher_forced_on_own_codes_replays(model):
     emitted = free.frames[: free.codes.shape[1]]  # the calibrated weights may stop by eos
     assert len(emitted) >= 2
     cols = np.concatenate([np.array([f.semantic for f in emitted])[None], free.codes], axis=0).T
-    tf = R.generate(model, prompt, len(emitted), [(f.u_slow, f.u_fast) for f in emitted], forced=cols)
+    tf = R.generate(
+        model, prompt, len(emitted), [(f.u_slow, f.u_fast) for f in emitted], forced=cols
+    )
     for a, b in zip(emitted, tf.frames, strict=True):
         assert a.semantic == b.semantic and np.array_equal(a.codes, b.codes)
 

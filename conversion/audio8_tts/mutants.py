@@ -1,0 +1,410 @@
+"""Audio8's fault catalogue: port faults a new user's bug would be, and which gate rung kills each.
+
+Each `Mutant.inject` breaks the port (never the reference) while it is open: a host step patched
+(the frame loop, the prefill copy, the codec window plan), or the torch code of one graph
+patched while that graph is re-exported into a copy of the baseline bundle (`_rebuilt`: the
+project's BundleWriter, so the copy verifies like any bundle; the other graphs and host files
+are copied as they are). A sampler fault lives in the fused `ar` graph (its draws are in the
+graph), so it is a graph fault; `_draw` also feeds the gate's standalone sampler bundle, which
+is re-exported with it.
+
+The reference record (`GR.reference_run`) and the prompt are computed once per catalogue run;
+each fault runs the same ladder as `voxport gate` (`gate.ladder_rungs`) against that record.
+Audio8's sampler has no min-p and no repetition penalty (RAS is its repetition control): the
+catalogue turns RAS off instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from conversion.core.bundle import BundleWriter, load_manifest
+from gates.ladder import LadderReport, run_ladder
+from gates.mutants import KillTable, Mutant, run_catalogue
+
+from . import gate_rungs as GR
+from .ar import graphs as G
+from .ar import host as AH
+from .ar import layers as AL
+from .codec import graphs as CG
+from .codec import host as CH
+from .weights import Loaded
+
+I32 = torch.int32
+
+
+@contextmanager
+def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
+    old = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        setattr(obj, name, old)
+
+
+# -- graph faults: the `ar` graph ---------------------------------------------------------------
+
+
+def _faulty_slow(kv_shift: int = 0, mask_shift: int = 0, rope_shift: int = 0) -> Callable:
+    """`Audio8ARGraph._slow` with one index off: the KV write of a frame call (`kv_shift`),
+    the causal mask of a prefill window (`mask_shift`), or the RoPE position (`rope_shift`)."""
+
+    def _slow(self, codes: torch.Tensor, pos: torch.Tensor):
+        c = self.config
+        w = codes.shape[-1]
+        rows32 = pos.to(I32) + torch.arange(w, dtype=I32)
+        rows = rows32.to(torch.int64)
+        cos, sin = self.rope.rows((rows + rope_shift).clamp(max=self.length - 1))
+        keys32 = torch.arange(self.length, dtype=I32)
+        group = c.n_head // c.n_local_heads
+        shift = mask_shift if w > 1 else 0
+        visible = keys32[None, :] <= AL.grouped_rows(rows32, group)[:, None] + shift
+        write = (rows + (kv_shift if w == 1 else 0)).clamp(max=self.length - 1)
+        x = AL.embed_columns(self.embeddings, self.codebook_embeddings, codes.clamp(min=0), c)
+        for block, cache in zip(self.layers, self.caches, strict=True):
+            q, k, v = block.attention.qkv(block.attention_norm(x), cos, sin)
+            cache.k.index_copy_(2, write, k)
+            cache.v.index_copy_(2, write, v)
+            x = block.finish(x, block.attention.mix(q, cache.k, cache.v, visible))
+        return x
+
+    return _slow
+
+
+def _frame_input_fault(which: str) -> Callable:
+    """`frame` that ignores part of the column it is fed: the previous semantic (row 0) or the
+    previous frame's codes (rows 1..10)."""
+    orig = G.Audio8ARGraph.frame
+
+    def frame(self, codes, pos, *rest):
+        if which == "semantic":
+            fixed = torch.full_like(codes[:, :1], self.config.semantic_begin_id)
+            codes = torch.cat((fixed, codes[:, 1:]), dim=1)
+        else:
+            codes = torch.cat((codes[:, :1], torch.zeros_like(codes[:, 1:])), dim=1)
+        return orig(self, codes, pos, *rest)
+
+    return frame
+
+
+def _prefill_ignores_prompt() -> Callable:
+    orig = G.Audio8ARGraph.prefill
+
+    def prefill(self, codes, pos):
+        real = codes[:, :1] >= 0  # keep the pad marker: the text ids become id 0
+        row0 = torch.where(real, torch.zeros_like(codes[:, :1]), codes[:, :1])
+        return orig(self, torch.cat((row0, codes[:, 1:]), dim=1), pos)
+
+    return prefill
+
+
+def _ras_off(self, logits, noise_slow, window):
+    # the RAS draw is made but never taken
+    _, normal_id, high_id = _ORIG_SEMANTIC(self, logits, noise_slow, window)
+    return normal_id, normal_id, high_id
+
+
+_ORIG_SEMANTIC = G.Audio8ARGraph._semantic
+_ORIG_DRAW = G._draw
+
+
+def _draw_top_p_off(f_c, idx, cum, u, top_p, temperature):
+    return _ORIG_DRAW(f_c, idx, cum, u, 1.0, temperature)
+
+
+def _draw_u_fp16(f_c, idx, cum, u, top_p, temperature):
+    return _ORIG_DRAW(f_c, idx, cum, u.half().float(), top_p, temperature)
+
+
+def _wrong_eos_semantic(self, logits, noise_slow, window):
+    sem, normal_id, high_id = _ORIG_SEMANTIC(self, logits, noise_slow, window)
+    eos = self.config.eos_token_id
+
+    def shift(x):
+        return torch.where(x == eos, x + 1, x)
+
+    return shift(sem), shift(normal_id), shift(high_id)
+
+
+@contextmanager
+def _sampler_fault(draw: Callable) -> Iterator[None]:
+    """`_draw` replaced in the graph module, and the gate's sampler bundle re-exported with it."""
+    cached = dict(GR._SAMPLER_BUNDLES)
+    GR._SAMPLER_BUNDLES.clear()
+    try:
+        with _patched(G, "_draw", draw):
+            yield
+    finally:
+        GR._SAMPLER_BUNDLES.clear()
+        GR._SAMPLER_BUNDLES.update(cached)
+
+
+# -- graph faults: the `codec` graph ------------------------------------------------------------
+
+_ORIG_CODEC_FORWARD = CG.CodecDecode.forward
+
+
+def _codec_ignores_codes(self, codes):
+    return _ORIG_CODEC_FORWARD(self, torch.zeros_like(codes))
+
+
+# -- host faults --------------------------------------------------------------------------------
+
+
+class _NoQuirkSession:
+    """The frame loop without the publisher's first-frame quirk: frame 0's semantic enters the
+    RAS window (the window at step k holds frames 0..k-1's semantics, the last 10)."""
+
+    def __init__(self, session) -> None:
+        self._s = session
+        self._fed: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+    def reset_state(self, *a, **k):
+        self._fed = []
+        return self._s.reset_state(*a, **k)
+
+    def run(self, graph, function, inputs, *rest):
+        if function == G.FRAME:
+            self._fed.append(int(np.asarray(inputs["codes"]).reshape(-1)[0]))
+            size = len(np.asarray(inputs["window"]))
+            tail = np.array(self._fed[1:][-size:], np.int32)  # steps 1..k fed frames 0..k-1
+            window = np.full(size, -1, np.int32)
+            if tail.size:
+                window[-tail.size :] = tail
+            inputs = {**inputs, "window": window}
+        return self._s.run(graph, function, inputs, *rest)
+
+
+@contextmanager
+def _no_first_frame_quirk() -> Iterator[None]:
+    orig = AH.generate
+
+    def generate(session, *a, **k):
+        return orig(_NoQuirkSession(session), *a, **k)
+
+    with _patched(AH, "generate", generate):
+        yield
+
+
+def _stride_blind_prefill(session, prompt, columns, config, state):
+    """The prefill copy reading each window of the [11, P] prompt as if its rows were `n` long
+    (the slice's shape, not the array's row stride)."""
+    calls = 0
+    rows = config.num_codebooks + 1
+    flat = np.ascontiguousarray(prompt).reshape(-1)
+    for start in range(0, columns, G.PREFILL_WINDOW):
+        n = min(G.PREFILL_WINDOW, columns - start)
+        codes = np.zeros((1, rows, G.PREFILL_WINDOW), np.int32)
+        codes[0, 0, :] = -1
+        codes[0, :, :n] = flat[start : start + rows * n].reshape(rows, n)
+        session.run(G.GRAPH, G.PREFILL, {"codes": codes, "pos": np.array([start], np.int32)}, state)
+        calls += 1
+    return calls
+
+
+_ORIG_PLAN = CH.window_plan
+
+
+def _plan_off_by_one(total: int, window: int, context: int):
+    # later windows start emitting one frame late: the frame at each split is never emitted
+    return [(s, a + (1 if a else 0), b) for s, a, b in _ORIG_PLAN(total, window, context)]
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+
+
+def _m(name: str, fault: str, inject: Callable, graph: str | None = None) -> Mutant:
+    return Mutant(name, fault, inject, graph)
+
+
+CATALOGUE: tuple[Mutant, ...] = (
+    _m(
+        "frame-ignores-previous-semantic",
+        "the frame graph feeds a fixed semantic id instead of the column's",
+        lambda: _patched(G.Audio8ARGraph, "frame", _frame_input_fault("semantic")),
+        "ar",
+    ),
+    _m(
+        "frame-ignores-previous-codes",
+        "the frame graph drops the fed column's ten codes",
+        lambda: _patched(G.Audio8ARGraph, "frame", _frame_input_fault("codes")),
+        "ar",
+    ),
+    _m(
+        "prefill-ignores-prompt",
+        "the prefill graph replaces the prompt's text ids by id 0",
+        lambda: _patched(G.Audio8ARGraph, "prefill", _prefill_ignores_prompt()),
+        "ar",
+    ),
+    _m(
+        "rope-position-plus-one",
+        "the slow AR's RoPE position is one past the KV row",
+        lambda: _patched(G.Audio8ARGraph, "_slow", _faulty_slow(rope_shift=1)),
+        "ar",
+    ),
+    _m(
+        "kv-write-one-slot-off",
+        "a frame call writes its key / value one KV row late",
+        lambda: _patched(G.Audio8ARGraph, "_slow", _faulty_slow(kv_shift=1)),
+        "ar",
+    ),
+    _m(
+        "prefill-mask-off-by-one",
+        "a prefill window's rows see one row ahead (causal mask off by one)",
+        lambda: _patched(G.Audio8ARGraph, "_slow", _faulty_slow(mask_shift=1)),
+        "ar",
+    ),
+    _m(
+        "ras-off",
+        "the frame graph never takes the RAS draw",
+        lambda: _patched(G.Audio8ARGraph, "_semantic", _ras_off),
+        "ar",
+    ),
+    _m(
+        "top-p-off",
+        "the sampler ignores top_p (top-k only)",
+        lambda: _sampler_fault(_draw_top_p_off),
+        "ar",
+    ),
+    _m(
+        "uniforms-fp16",
+        "the sampler casts its uniforms to fp16 (fp32 required)",
+        lambda: _sampler_fault(_draw_u_fp16),
+        "ar",
+    ),
+    _m(
+        "wrong-eos-id",
+        "the frame graph returns eos as eos + 1",
+        lambda: _patched(G.Audio8ARGraph, "_semantic", _wrong_eos_semantic),
+        "ar",
+    ),
+    _m(
+        "codec-ignores-codes",
+        "the codec graph decodes zeros whatever codes it is given",
+        lambda: _patched(CG.CodecDecode, "forward", _codec_ignores_codes),
+        "codec",
+    ),
+    _m(
+        "ras-first-frame-quirk-removed",
+        "the frame loop puts frame 0's semantic in the RAS window",
+        _no_first_frame_quirk,
+    ),
+    _m(
+        "stride-blind-prefill-copy",
+        "the prefill copy takes a window of the prompt with the slice's row length",
+        lambda: _patched(AH, "_prefill", _stride_blind_prefill),
+    ),
+    _m(
+        "codec-split-off-by-one",
+        "the streamed decode's later windows emit from one frame late",
+        lambda: _patched(CH, "window_plan", _plan_off_by_one),
+    ),
+)
+# CI's catalogue (tests/audio8_tts/test_mutants.py): one fault per kind of place, ~2.5 min
+REDUCED_CATALOGUE = (
+    "frame-ignores-previous-semantic",
+    "rope-position-plus-one",
+    "top-p-off",
+    "codec-ignores-codes",
+    "ras-first-frame-quirk-removed",
+    "stride-blind-prefill-copy",
+    "codec-split-off-by-one",
+)
+
+
+# -- building and running -----------------------------------------------------------------------
+
+
+def _spec(loaded: Loaded, graph: str):
+    if graph == "ar":
+        return G.ar_graph_spec(loaded.lm)
+    if graph == "codec":
+        return CG.codec_graph_spec(loaded.codec)
+    if graph == "encoder":
+        return CG.encoder_graph_spec(loaded.codec)
+    raise ValueError(f"no graph {graph!r} in an audio8 bundle")
+
+
+def _rebuilt(loaded: Loaded, base: Path, graph: str, dest: Path) -> Path:
+    """A copy of bundle `base` with `graph` re-exported (the port as it is now patched)."""
+    from .port import PORT
+
+    man = load_manifest(base, verify=False)
+    meta = {k: v for k, v in man.meta.items() if k != "files"}
+    with (
+        torch.no_grad(),
+        BundleWriter(
+            dest,
+            man.model,
+            precision=man.precision,
+            weights_sha256=man.weights_sha256,
+            config=man.config,
+            meta=meta,
+            key=man.key,
+            info=PORT.asset_info,
+        ) as bw,
+    ):
+        for name, entry in man.graphs.items():
+            if name == graph:
+                bw.add_graph(_spec(loaded, graph), precision=entry["precision"])
+            else:
+                src = base / entry["asset"]
+                target = bw.staging / entry["asset"]
+                (shutil.copytree if src.is_dir() else shutil.copy2)(src, target)
+                bw.graphs[name] = dict(entry)
+        for fname in man.meta.get("files", {}):
+            bw.add_file(base / fname)
+    return dest
+
+
+def make_evaluate(
+    loaded: Loaded, bundle: Path, seed: int
+) -> Callable[[Mutant | None], LadderReport]:
+    """`evaluate(mutant)` for `run_catalogue`: the reference record made once, here."""
+    from .gate import GATE_FRAMES, gate_prompt, ladder_rungs, reference_prompt
+    from .pipeline import Audio8Bundle
+
+    config = loaded.config
+    with Audio8Bundle(bundle, isolate=False) as ab:
+        prompt = gate_prompt(ab, config)
+    ref = GR.reference_run(loaded.lm, reference_prompt(loaded), GATE_FRAMES[config.name], seed)
+
+    def ladder(path: Path) -> LadderReport:
+        with Audio8Bundle(path, isolate=True) as ab:
+            rungs = ladder_rungs(loaded, ab, prompt, ref, seed)
+            return run_ladder("audio8_tts", rungs, progress=False)
+
+    def evaluate(mutant: Mutant | None) -> LadderReport:
+        if mutant is None:
+            return ladder(bundle)
+        with mutant.inject():
+            if mutant.graph is None:
+                return ladder(bundle)
+            with tempfile.TemporaryDirectory(prefix="voxport-a8-mutant-") as tmp:
+                return ladder(_rebuilt(loaded, bundle, mutant.graph, Path(tmp) / "bundle"))
+
+    return evaluate
+
+
+def run_mutants(
+    loaded: Loaded, bundle: Path, seed: int, mutants: list[Mutant], verbose: bool = True
+) -> KillTable:
+    import sys
+
+    def said(i: int, n: int, m: Mutant) -> None:
+        if verbose:
+            print(f"[audio8_tts] fault {i}/{n}: {m.name} ({m.where})", file=sys.stderr, flush=True)
+
+    return run_catalogue("audio8_tts", mutants, make_evaluate(loaded, bundle, seed), said)
