@@ -77,6 +77,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
         "sampler.graph_vs_numpy[20]",
         "sampler.graph_vs_numpy[1000]",
         "ar[fp32].teacher_forced_draws",
+        "ar[fp32].teacher_forced_logits",
         "ar[fp32].free_run",
         "codec.window",
         "codec.stream_vs_whole[w0].max_abs",
