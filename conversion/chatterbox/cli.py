@@ -210,10 +210,14 @@ def voice(args: argparse.Namespace) -> int:
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
     print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
-    cloned = voice_mod.clone_voice(
-        model, args.ref, exaggeration=exaggeration, prompt_tokens_max=config.prompt_tokens_max
+    # the same function the gate's voice[cloned] rung writes its voice file with
+    voice_mod.write_voice_file(
+        model,
+        args.ref,
+        output,
+        exaggeration=exaggeration,
+        prompt_tokens_max=config.prompt_tokens_max,
     )
-    cloned.save(output)
     print(f"wrote {output}: voice from {Path(args.ref).name} (exaggeration {exaggeration:g})")
     if PORT.is_random(folder):
         print("note: random weights: this voice is noise, not a speaker", file=sys.stderr)

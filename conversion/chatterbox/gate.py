@@ -4,10 +4,12 @@ The oracle is `chatterbox-tts`'s own ChatterboxTTS on the same weights, every in
 draw recorded (oracle.py). Each rung feeds a graph the oracle's own inputs and compares on the
 real region:
 
-0. text: voxport's text path (the bundle's tokenizer.json through `TextTokenizer.chunks`) vs
-   the publisher's (`punc_norm`, its tokenizer, SOT/EOT), sentence by sentence: text and ids
-   equal for every case in `TEXT_CASES` (punctuation edge cases); the bundle is fed voxport's
-   own ids throughout;
+0. text: voxport's text path (the bundle's tokenizer.json through `TextTokenizer.chunks`: its
+   split and its ids) vs the publisher's (voxport's split of the text, each piece through
+   `punc_norm`, its tokenizer, SOT/EOT), piece by piece: the same pieces, text and ids, and the
+   pieces re-join to the text, for the punctuation edge cases (`TEXT_CASES`, one piece each)
+   and texts over the budget (`TEXT_LONG_CASES`); the bundle is fed voxport's own ids
+   throughout;
 1. T3, teacher-forced along the oracle's tokens: cond and uncond logits, the worst step's cosine
    (fp32 ≥ 0.9999, int8 ≥ 0.999); the draws the bundle's logits give with the oracle's uniforms
    (fp32: all; int8 ≥ 0.9, each miss listed);
@@ -18,8 +20,9 @@ real region:
 4. end to end with the oracle's tokens and noise forced: T3 logits (≥ 0.9999), mel cos ≥ 0.999,
    wav spec corr ≥ 0.99; once with the default voice and once cloned from a reference wav,
    where the oracle clones with the publisher's own `prepare_conditionals` and the bundle gets
-   voxport's `clone_voice` (prompt cut to the config's cap); `voice[cloned].conds` compares the
-   two clonings' arrays directly;
+   the voice file `voxport voice` writes (prompt cut to the config's cap), read back from disk
+   by the host's reader; `voice[cloned].conds` compares that file's arrays with the
+   publisher's conditionals computed in memory by its `prepare_conditionals`;
 5. T3 free-running on the oracle's uniforms: the same token sequence.
 The step-count table (8/6/4 and 10 Euler steps on the bundle, each vs the publisher's 10-step
 mel) is measured and printed.
@@ -38,6 +41,7 @@ from conversion.core.buckets import BucketTable, length_mask, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.port import BundleSource
 from conversion.core.sampling import sample
+from conversion.core.text_split import split_to_fit
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
 from oracles import Fixture
 
@@ -55,7 +59,7 @@ from .oracle import record
 from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
 from .t3.graphs import START_SPEECH
 from .text import TextChunk, TextTokenizer
-from .voice import Voice, clone_voice
+from .voice import Voice, write_voice_file
 
 GATE_TEXT = "Hello from voxport."
 # T3 steps the oracle runs (random weights never draw the stop token: it runs to the budget)
@@ -92,6 +96,23 @@ TEXT_CASES = (
 )
 # Not in the rung: empty text, which the publisher answers with a stock sentence ("You need
 # to add some text for me to talk.") and voxport refuses with a one-line UserError.
+# Texts over the budget (reduced 60 ids, published 300): voxport splits them, the rung holds
+# each piece against the publisher's text path. Sentences that pack, a sentence split at its
+# clauses, clauses split at words, a word longer than the budget (cut by characters), and a
+# paragraph over the published budget even with a real BPE tokenizer (~4 characters an id).
+_PARAGRAPH = (
+    "The first sentence of the paragraph is plain. The second one, which is longer, carries "
+    "two clauses; a semicolon joins them. Does the third ask a question? It does! "
+)
+TEXT_LONG_CASES = (
+    "First one here. Second one here. Third sentence is a bit longer than the others.",
+    "One long sentence without a full stop, carrying clause after clause, comma after comma, "
+    "so that the split falls back on clauses and then on words when a clause alone is too "
+    "long for the budget",
+    "Antidisestablishmentarianismsupercalifragilisticexpialidociouspneumonoultramicroscopic "
+    "is one word too long for any budget here.",
+    _PARAGRAPH * 10,
+)
 
 
 def gate_config(config: ChatterboxConfig) -> ChatterboxConfig:
@@ -120,6 +141,8 @@ class Case:
     fixture: Fixture
     voice: Voice
     chunk: TextChunk | None  # voxport's text path (`text_chunk`), filled once the bundle exists
+    # cloned: the publisher's conditionals, computed in memory by its prepare_conditionals
+    publisher: dict[str, np.ndarray] | None = None
 
 
 def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -145,15 +168,54 @@ def make_case(
 ) -> Case:
     """The oracle's run and the voice the bundle gets. Cloned: the oracle clones with the
     publisher's own `prepare_conditionals` from `ref_wav` and runs on its conditionals; the
-    bundle gets voxport's `clone_voice` of the same file, so the rungs compare two clonings.
+    bundle gets the voice file `voxport voice` writes of the same reference, read back from
+    disk by the host's reader (`Voice.load`), and the case keeps the publisher's conditionals
+    (`publisher_conditionals`, in memory) for `voice_rung`.
     The chunk is filled in by `text_chunk` (voxport's text path over the bundle's tokenizer)."""
     if ref_wav is None:
         voice = Voice.from_conditionals(model)
         fx = record(model, text, seed=seed, max_new_tokens=steps, voice=voice)
-    else:
-        fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
-        voice = clone_voice(model, ref_wav, prompt_tokens_max=prompt_tokens_max)
-    return Case(name, fx, voice, None)
+        return Case(name, fx, voice, None)
+    fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
+    exaggeration = float(fx.inputs["exaggeration"])
+    publisher = publisher_conditionals(model, ref_wav, exaggeration)
+    with tempfile.TemporaryDirectory(prefix="voxport-cbx-voice-") as tmp:
+        path = write_voice_file(
+            model, ref_wav, Path(tmp) / "voice.npz", exaggeration, prompt_tokens_max
+        )
+        voice = Voice.load(path)
+    return Case(name, fx, voice, None, publisher)
+
+
+def publisher_conditionals(model, ref_wav: Path, exaggeration: float) -> dict[str, np.ndarray]:
+    """The publisher's cloning in memory: `ChatterboxTTS.prepare_conditionals` on `ref_wav`,
+    its `Conditionals` read field by field, and T3's conditioning as `generate` makes it
+    (`t3.prepare_conditioning` on its T3Cond). `model.conds` is left as it was."""
+    import copy
+
+    import torch
+
+    saved = model.conds
+    try:
+        model.prepare_conditionals(str(ref_wav), exaggeration=exaggeration)
+        conds = model.conds
+    finally:
+        model.conds = saved
+    with torch.no_grad():
+        cond_emb = model.t3.prepare_conditioning(copy.copy(conds.t3))
+
+    def arr(t) -> np.ndarray:
+        return t.detach().cpu().numpy().copy()
+
+    return {
+        "cond_emb": arr(cond_emb),
+        "t3_speaker_emb": arr(conds.t3.speaker_emb).reshape(1, -1),
+        "t3_prompt_tokens": arr(conds.t3.cond_prompt_speech_tokens).reshape(1, -1),
+        "prompt_tokens": np.rint(arr(conds.gen["prompt_token"])).reshape(1, -1),
+        "prompt_feat": arr(conds.gen["prompt_feat"]),
+        "xvector": arr(conds.gen["embedding"]).reshape(1, -1),
+        "exaggeration": np.float32(exaggeration),
+    }
 
 
 def text_chunk(bundle: Path, config: ChatterboxConfig, text: str) -> TextChunk:
@@ -164,61 +226,105 @@ def text_chunk(bundle: Path, config: ChatterboxConfig, text: str) -> TextChunk:
     return chunks[0]
 
 
-def text_rung(model, bundle: Path, config: ChatterboxConfig, cases=TEXT_CASES) -> Rung:
-    """Voxport's text path vs the publisher's, per sentence: the normalised text and the ids.
-
-    Publisher: `generate`'s own steps (`punc_norm`, `tokenizer.text_to_tokens`, SOT/EOT), as
-    the oracle runs them. Voxport: `TextTokenizer.chunks` over the bundle's tokenizer.json.
-    """
+def publisher_pieces(model, text: str, budget: int) -> list[tuple[str, str, np.ndarray]]:
+    """`text` as the publisher's text path sees it once voxport has split it: voxport's split
+    (`split_to_fit`, sentences packed, fitting by the publisher's own id count; a text that
+    fits whole is one piece taken as given), then each piece through generate()'s text path
+    (`punc_norm`, the publisher's tokenizer, SOT/EOT): (piece, normalised text, ids) each."""
     from .oracle import _text_tokens
+
+    def ids(piece: str) -> np.ndarray:
+        return _text_tokens(model, piece)[1][0].numpy().astype(np.int64)
+
+    if ids(text).size <= budget:
+        pieces = [text]
+    else:
+        pieces = split_to_fit(text, lambda p: ids(p).size <= budget, merge_sentences=True)
+    return [(p, _text_tokens(model, p)[0], ids(p)) for p in pieces]
+
+
+def _text_case(model, tok: TextTokenizer, text: str, budget: int) -> str | None:
+    """None when voxport's chunks of `text` are the publisher's pieces (same count, each
+    piece's normalised text and ids, every chunk within the budget) and the pieces re-join to
+    the text (its characters, in order, whitespace aside); else what differs."""
+    want = publisher_pieces(model, text, budget)
+    # every character kept, in order, none added (a word cut by characters re-joins without
+    # its pieces' separating space, so whitespace is left out of the comparison)
+    rejoined = "".join("".join(p for p, _, _ in want).split())
+    if rejoined != "".join(text.split()):
+        return f"{text[:40]!r}: the split pieces do not re-join to the text ({rejoined[:40]!r})"
+    try:
+        got = tok.chunks(text, budget)
+    except Exception as err:  # noqa: BLE001 - a refusal is a disagreement, named
+        return f"{text[:40]!r}: {type(err).__name__}"
+    if len(got) != len(want):
+        return f"{text[:40]!r}: {len(got)} chunks vs the publisher's {len(want)} pieces"
+    for k, (chunk, (_, want_text, want_ids)) in enumerate(zip(got, want, strict=True)):
+        if chunk.ids.size > budget:
+            return f"{text[:40]!r} piece {k}: {chunk.ids.size} ids > budget {budget}"
+        if chunk.text != want_text:
+            return f"{text[:40]!r} piece {k}: {chunk.text!r} vs {want_text!r}"
+        if not np.array_equal(chunk.ids.astype(np.int64), want_ids):
+            return f"{text[:40]!r} piece {k}: ids differ ({chunk.ids.size} vs {want_ids.size})"
+    return None
+
+
+def text_rung(
+    model, bundle: Path, config: ChatterboxConfig, cases=TEXT_CASES + TEXT_LONG_CASES
+) -> Rung:
+    """Voxport's text path vs the publisher's, per split piece.
+
+    Voxport: `TextTokenizer.chunks` over the bundle's tokenizer.json (its split and its ids).
+    Publisher: voxport's split of the text (`publisher_pieces`), each piece through
+    `generate`'s own steps (`punc_norm`, `tokenizer.text_to_tokens`, SOT/EOT) as the oracle runs
+    them. The short cases are one piece each (punctuation edge cases); the long ones exceed
+    the budget and exercise `split_to_fit` (sentences, clauses, words, characters).
+    """
 
     def agreement() -> Measured:
         tok = TextTokenizer(Path(bundle) / TOKENIZER)
-        bad = []
-        for sentence in cases:
-            want_text, want = _text_tokens(model, sentence)
-            want_ids = want[0].numpy().astype(np.int64)
-            try:
-                got = tok.chunks(sentence, config.text_budget)
-            except Exception as err:  # noqa: BLE001 - a refusal is a disagreement, named
-                bad.append(f"{sentence!r}: {type(err).__name__}")
-                continue
-            got_text = " ".join(c.text for c in got)
-            got_ids = np.concatenate([c.ids for c in got]).astype(np.int64)
-            if len(got) != 1 or got_text != want_text or not np.array_equal(got_ids, want_ids):
-                bad.append(f"{sentence!r}: {got_text!r} vs {want_text!r}")
+        budget = config.text_budget
+        bad = [m for m in (_text_case(model, tok, t, budget) for t in cases) if m is not None]
+        pieces = sum(len(tok.chunks(t, budget)) for t in cases if not bad)
         n = len(cases)
-        note = f"{n - len(bad)}/{n} sentences: same text and ids"
+        note = f"{n - len(bad)}/{n} texts: same pieces, text and ids (budget {budget} ids"
+        note += f", {pieces} pieces)" if not bad else ")"
         return Measured((n - len(bad)) / n, note + (f"; {'; '.join(bad[:3])}" if bad else ""))
 
-    return Rung("text.ids", "sentence_agreement", 1.0, agreement, True)
+    return Rung("text.ids", "piece_agreement", 1.0, agreement, True)
 
 
 def voice_rung(case: Case) -> Rung:
-    """Voxport's clone vs the publisher's `prepare_conditionals` on the same reference: the
-    prompt tokens equal (else 0), and the worst cosine over T3's conditioning (cond_emb), the
-    speaker embedding, the prompt mel and the x-vector."""
-    fx, voice = case.fixture, case.voice
+    """The cloned voice as a host reads it (the file `voxport voice` writes, loaded from disk:
+    `case.voice`) vs the publisher's conditionals computed in memory by its own
+    `prepare_conditionals` (`case.publisher`): the prompt tokens equal (else 0), and the worst
+    cosine over T3's conditioning (the host's `cond_emb` at the publisher's exaggeration vs
+    `t3.prepare_conditioning`), the speaker embedding, the prompt mel and the x-vector."""
+    pub, voice = case.publisher, case.voice
 
     def compare() -> Measured:
-        inp = fx.inputs
+        if pub is None:
+            raise ValueError(f"case {case.name!r} has no publisher conditionals to compare")
+        exaggeration = float(pub["exaggeration"])
         pairs = {
-            "cond_emb": (fx.intermediates["cond_emb"], voice.cond_emb(float(inp["exaggeration"]))),
-            "t3_speaker_emb": (inp["t3_speaker_emb"], voice.t3_speaker_emb),
-            "prompt_feat": (inp["prompt_feat"], voice.prompt_feat),
-            "xvector": (inp["xvector"], voice.xvector),
+            "cond_emb": (pub["cond_emb"], voice.cond_emb(exaggeration)),
+            "t3_speaker_emb": (pub["t3_speaker_emb"], voice.t3_speaker_emb),
+            "prompt_feat": (pub["prompt_feat"], voice.prompt_feat),
+            "xvector": (pub["xvector"], voice.xvector),
         }
         shapes = {k: (a.shape, b.shape) for k, (a, b) in pairs.items() if a.shape != b.shape}
-        tokens_equal = all(
-            np.array_equal(inp[k], getattr(voice, k)) for k in ("prompt_tokens", "t3_prompt_tokens")
-        )
-        if shapes or not tokens_equal:
-            return Measured(0.0, f"prompt tokens equal: {tokens_equal}; shapes differ: {shapes}")
+        tokens = {
+            k: np.array_equal(pub[k], getattr(voice, k))
+            for k in ("prompt_tokens", "t3_prompt_tokens")
+        }
+        if shapes or not all(tokens.values()):
+            return Measured(0.0, f"tokens equal: {tokens}; shapes differ: {shapes}")
         worst = {k: _cos(a, b) for k, (a, b) in pairs.items()}
         name = min(worst, key=worst.get)
         note = (
-            f"prompt {voice.prompt_token_len} tokens equal, T3 prompt "
-            f"{voice.t3_prompt_tokens.shape[1]} equal; worst {name}"
+            f"voice file read from disk vs the publisher's prepare_conditionals: prompt "
+            f"{voice.prompt_token_len} tokens equal, T3 prompt {voice.t3_prompt_tokens.shape[1]} "
+            f"equal; worst {name}"
         )
         return Measured(worst[name], note)
 

@@ -432,6 +432,21 @@ def clone_voice(
     return cap_prompt(voice, cap // TOKEN_HOP)
 
 
+def write_voice_file(
+    model: ChatterboxTTS,
+    wav_path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    exaggeration: float = 0.5,
+    prompt_tokens_max: int | None = None,
+) -> Path:
+    """What `voxport voice chatterbox --ref WAV -o OUTPUT` writes: the clone of `wav_path`
+    saved as the voice file a host loads (`Voice.load`, the Swift `ChatterboxVoice.load`)."""
+    voice = clone_voice(
+        model, wav_path, exaggeration=exaggeration, prompt_tokens_max=prompt_tokens_max
+    )
+    return voice.save(output)
+
+
 def cap_prompt(voice: Voice, tokens_max: int) -> Voice:
     """`voice` with at most `tokens_max` S3Gen prompt tokens and their 2 mel frames each.
 

@@ -131,7 +131,8 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
     ):
         assert part in names
     by_name = {r["name"]: r for r in report["rungs"]}
-    assert "8/8 sentences" in by_name["text.ids"]["detail"]
+    assert "12/12 texts: same pieces" in by_name["text.ids"]["detail"]  # 8 short + 4 long
+    assert "read from disk" in by_name["voice[cloned].conds"]["detail"]
     # the step-count table: every row the bundle's own run against the publisher's 10 steps
     head = "| Euler steps | mel cos vs the publisher's 10 steps |"
     assert head in md
