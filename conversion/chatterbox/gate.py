@@ -40,7 +40,7 @@ import numpy as np
 from conversion.core.buckets import BucketTable, length_mask, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.port import BundleSource
-from conversion.core.sampling import sample
+from conversion.core.sampling import U_MAX, U_MIN, sample
 from conversion.core.text_split import split_to_fit
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
 from oracles import Fixture
@@ -57,12 +57,13 @@ from .flow.graphs import (
 )
 from .oracle import record
 from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
-from .t3.graphs import START_SPEECH
+from .t3.graphs import START_SPEECH, STOP_SPEECH
 from .text import TextChunk, TextTokenizer
 from .voice import Voice, write_voice_file
 
 GATE_TEXT = "Hello from voxport."
-# T3 steps the oracle runs (random weights never draw the stop token: it runs to the budget)
+# T3's step budget: the publisher's loop runs to its stop token or to this many steps (the
+# calibrated random weights stop inside it: calibration.STOP_STEP)
 GATE_TOKENS = {"reduced": 24, "published": 40}
 COS_T3 = 0.9999
 # int8 T3's teacher-forced logits (cond and uncond rows) vs the oracle's fp32: measured, see
@@ -486,9 +487,17 @@ def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
 
     def tokens():
         u = fx.draws["t3_uniforms/0"]
+        budget = int(fx.meta["max_new_tokens"])
+        if fx.meta["stopped_on_eos"] and budget > len(u):
+            # the oracle stopped on its own: the port gets the same budget, and fresh uniforms
+            # past the oracle's last draw (a port that misses the stop draws on)
+            rng = np.random.default_rng(len(u))
+            u = np.concatenate(
+                [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
+            )
         r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
-        ref = _oracle_tokens(fx)
-        got = r.tokens
+        ref = _oracle_tokens(fx)  # the publisher's loop keeps the stop token it drew
+        got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
         n = min(ref.size, got.size)
         same = int(np.sum(ref[:n] == got[:n]))
         first = next((i for i in range(n) if ref[i] != got[i]), None)
@@ -524,6 +533,85 @@ def gate_bundles(bundles: BundleSource, config: ChatterboxConfig) -> tuple[Path,
     return fp32, int8
 
 
+@dataclass
+class GateSetup:
+    """What the ladder needs, made once: the oracle's cases (recorded once per run), the fp32
+    bundle at the gate's sizes and, when asked for, the int8-T3 and fp16-estimator side bundles."""
+
+    model: object
+    config: ChatterboxConfig
+    sizes: ChatterboxConfig
+    cases: list[Case]
+    bundle: Path
+    int8: Path | None = None
+    fp16: Path | None = None
+
+
+def prepare(
+    model, config: ChatterboxConfig, bundles: BundleSource, seed: int, side: bool = True
+) -> GateSetup:
+    """The oracle on the gate's utterance (default and cloned voice) and the bundles."""
+    steps = GATE_TOKENS[config.name]
+    problems = config.flow_fit_problems()
+    if problems:  # a config whose longest prompt + full chunk overflows S3Gen's buckets
+        raise BucketOverflowError(f"chatterbox {config.name}: {'; '.join(problems)}")
+    print(f"chatterbox gate: oracle on {GATE_TEXT!r}, up to {steps} T3 steps", file=sys.stderr)
+    cases = [make_case(model, "default", GATE_TEXT, steps, seed)]
+    with tempfile.TemporaryDirectory(prefix="voxport-cbx-ref-") as tmp:
+        import soundfile as sf
+
+        ref = Path(tmp) / "reference.wav"
+        wav = weights.synthetic_reference(REF_SECONDS, seed + 7, sample_rate=REF_RATE)
+        sf.write(ref, wav, REF_RATE)  # written at the rate it was made at
+        cases.append(
+            make_case(model, "cloned", GATE_TEXT, steps, seed, ref, config.prompt_tokens_max)
+        )
+
+    sizes = gate_config(config)
+    if side:
+        bundle, int8 = gate_bundles(bundles, config)
+    else:
+        variant = None if sizes == config else "gate"
+        bundle, int8 = bundles.get(sizes, "fp32", variant=variant), None
+    for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
+        case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
+    setup = GateSetup(model, config, sizes, cases, bundle, int8)
+    if side:
+        # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
+        # runtime emulates fp16 matmuls ~150x slower than fp32
+        frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
+        small = ChatterboxConfig.from_json(
+            {**sizes.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
+        )
+        setup.fp16 = bundles.get(
+            small,
+            "fp32",
+            graphs=("flow_estimator",),
+            precisions={"flow_estimator": "fp16"},
+            variant="gate-est-fp16",
+        )
+    return setup
+
+
+def main_rungs(cb: ChatterboxBundle, setup: GateSetup) -> tuple[list[Rung], int]:
+    """The fp32 bundle's rungs, in ladder order, and how many come before the side rungs."""
+    default, cloned = setup.cases
+    head = [
+        text_rung(setup.model, setup.bundle, setup.sizes),
+        *t3_rungs(cb, default, "fp32", COS_T3),
+    ]
+    rungs = [
+        *head,
+        *flow_rungs(cb, default),
+        hift_rung(cb, default),
+        *e2e_rungs(cb, default),
+        voice_rung(cloned),
+        *e2e_rungs(cb, cloned),
+        free_run_rung(cb, default),
+    ]
+    return rungs, len(head)
+
+
 def run_gate(
     model,
     config: ChatterboxConfig,
@@ -539,65 +627,21 @@ def run_gate(
 
     if fp16_steps not in FP16_STEPS:
         raise UserError(f"fp16_steps must be one of {FP16_STEPS}, got {fp16_steps!r}")
-
-    steps = GATE_TOKENS[config.name]
-    problems = config.flow_fit_problems()
-    if problems:  # a config whose longest prompt + full chunk overflows S3Gen's buckets
-        raise BucketOverflowError(f"chatterbox {config.name}: {'; '.join(problems)}")
-    print(f"chatterbox gate: oracle on {GATE_TEXT!r}, {steps} T3 steps", file=sys.stderr)
-    cases = [make_case(model, "default", GATE_TEXT, steps, seed)]
-    with tempfile.TemporaryDirectory(prefix="voxport-cbx-ref-") as tmp:
-        import soundfile as sf
-
-        ref = Path(tmp) / "reference.wav"
-        wav = weights.synthetic_reference(REF_SECONDS, seed + 7, sample_rate=REF_RATE)
-        sf.write(ref, wav, REF_RATE)  # written at the rate it was made at
-        cases.append(
-            make_case(model, "cloned", GATE_TEXT, steps, seed, ref, config.prompt_tokens_max)
-        )
-
-    sizes = gate_config(config)
-    bundle, int8 = gate_bundles(bundles, config)
-    for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
-        case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
-    # the fp16 estimator at the smallest 64-multiple bucket that holds the case: the Linux
-    # runtime emulates fp16 matmuls ~150x slower than fp32
-    frames = cases[0].fixture.intermediates["cfm_x"].shape[-1]
-    small = ChatterboxConfig.from_json(
-        {**sizes.to_json(), "estimator_frames": [-(-frames // 64) * 64]}
-    )
-    # the estimator alone, fp16, at the smallest frame bucket (fp16 is emulated slowly here)
-    fp16 = bundles.get(
-        small,
-        "fp32",
-        graphs=("flow_estimator",),
-        precisions={"flow_estimator": "fp16"},
-        variant="gate-est-fp16",
-    )
-    default = cases[0]
+    setup = prepare(model, config, bundles, seed)
+    default = setup.cases[0]
     # The side bundles run first, each in its own child process closed before the next
     # opens: a published int8 T3 holds ~6 GB in its worker, dequantised.
     side: list = []
     for path, make in (
-        (int8, lambda b: t3_rungs(b, default, "int8", COS_T3_INT8)),
-        (fp16, lambda b: [_fp16_rung(b, default, fp16_steps)]),
+        (setup.int8, lambda b: t3_rungs(b, default, "int8", COS_T3_INT8)),
+        (setup.fp16, lambda b: [_fp16_rung(b, default, fp16_steps)]),
     ):
         with ChatterboxBundle(path, isolate=True) as side_bundle:
             side += run_ladder("chatterbox", make(side_bundle)).rungs
-    with ChatterboxBundle(bundle, isolate=True) as cb:
-        head = [text_rung(model, bundle, sizes), *t3_rungs(cb, default, "fp32", COS_T3)]
-        rungs = [
-            *head,
-            *flow_rungs(cb, default),
-            hift_rung(cb, default),
-            *e2e_rungs(cb, default),
-            voice_rung(cases[1]),
-            *e2e_rungs(cb, cases[1]),
-            free_run_rung(cb, default),
-        ]
+    with ChatterboxBundle(setup.bundle, isolate=True) as cb:
+        rungs, n = main_rungs(cb, setup)
         main = run_ladder("chatterbox", rungs, stop_on_fail=stop_on_fail)
         table = step_count_table(cb, default)
-    n = len(head)
     report = LadderReport("chatterbox", [*main.rungs[:n], *side, *main.rungs[n:]])
     print(
         "CFM step count (bundle, same tokens and noise; vs the publisher's 10-step mel): "

@@ -10,9 +10,10 @@ from conversion.core.errors import WeightsError
 from conversion.core.export import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
-from conversion.core.weights_folder import files_sha256
+from conversion.core.weights_folder import files_sha256, read_manifest
 
 from . import weights
+from .calibration import CALIBRATION
 from .config import CONFIG_FILE, ChatterboxConfig, by_name
 from .export import GRAPHS, graph_precisions
 
@@ -48,9 +49,13 @@ class ChatterboxPort(ModelPort):
                 "tokenizer.json, conds.pt) or --weights random (seeded random weights: noise)"
             )
         if spec == "random":
-            return self.cached_random_snapshot(
+            folder = self.cached_random_snapshot(
                 config.name, seed, lambda folder: weights.random_snapshot(folder, config, seed)
             )
+            # a snapshot cached before the current calibration (calibration.py) is rewritten
+            if (read_manifest(folder) or {}).get("calibration") != CALIBRATION:
+                weights.random_snapshot(folder, config, seed)
+            return folder
         folder = Path(spec).expanduser()
         # Files, their headers and the sizes now, before any bundle is looked for or exported
         # (a speak reaches the model only when it exports).

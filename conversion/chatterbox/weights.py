@@ -8,7 +8,9 @@
 
 Everything loads through the publisher's own `ChatterboxTTS.from_local`. No hub is reachable
 here, so tests and the published-size gate use `random_snapshot`: the publisher's constructors
-at `config`'s sizes, seeded, saved in exactly that layout (plus `voxport-config.json` naming the
+at `config`'s sizes, seeded, calibrated where a gate rung needs trained-like behaviour
+(calibration.py: voiced f0, a vocoder that depends on its mel, peaked T3 logits, a stop
+token that comes), saved in exactly that layout (plus `voxport-config.json` naming the
 sizes, which `from_local` cannot be told), with a default voice made by the publisher's own
 `prepare_conditionals` from a synthetic reference wav.
 """
@@ -28,6 +30,7 @@ import torch
 from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import write_folder_atomically
 
+from .calibration import CALIBRATION, calibrate_hift, calibrate_t3
 from .config import CONFIG_FILE, SAMPLE_RATE, ChatterboxConfig, read_snapshot_config, sizes_patched
 
 if TYPE_CHECKING:
@@ -228,15 +231,25 @@ def random_snapshot(dest: Path, config: ChatterboxConfig, seed: int = 0) -> Path
                 "t3_cfg.safetensors": T3(),
                 "s3gen.safetensors": S3Gen(),
             }
-            for name, module in parts.items():
+            for module in parts.values():
                 _randomize_untrained(module, seed)
+            # trained-like where a gate rung needs it (calibration.py: the statistics)
+            calibrate_t3(parts["t3_cfg.safetensors"], seed, config.name)
+            calibrate_hift(parts["s3gen.safetensors"].mel2wav.eval(), seed)
+            for name, module in parts.items():
                 state = {k: v.contiguous() for k, v in module.state_dict().items()}
                 save_file(state, str(tmp / name))
         write_tokenizer(tmp / "tokenizer.json")
         if not config.is_published:
             (tmp / CONFIG_FILE).write_text(json.dumps(config.to_json(), indent=2) + "\n")
         _write_default_voice(tmp, config, seed)
-        return {"model": "chatterbox", "config": config.name, "seed": seed, "random": True}
+        return {
+            "model": "chatterbox",
+            "config": config.name,
+            "seed": seed,
+            "random": True,
+            "calibration": CALIBRATION,
+        }
 
     print(f"chatterbox: writing seeded random weights ({config.name}) to {dest}", file=sys.stderr)
     return write_folder_atomically(Path(dest), fill)
