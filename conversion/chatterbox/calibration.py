@@ -153,14 +153,14 @@ def hift_wav(model: Any, mel: np.ndarray, seed: int = 0) -> np.ndarray:
     return wav.numpy().reshape(-1)
 
 
-def stats(model: Any, fx: Any) -> dict[str, Any]:
-    """The calibration's statistics on a recorded oracle run `fx` (oracle.record)."""
+def hift_stats(model: Any, mel: np.ndarray) -> dict[str, Any]:
+    """HiFT on `mel`: the f0 head's voiced share and range, and how far the vocoder's output
+    moves when its mel is replaced (magspec corr vs its own output on `mel`, same draws)."""
     from gates.metrics import magnitude_spectrogram_corr
 
-    it = fx.intermediates
-    f0 = it["f0"].reshape(-1)
+    with torch.no_grad():
+        f0 = model.s3gen.mel2wav.f0_predictor(torch.from_numpy(mel)).numpy().reshape(-1)
     voiced = f0 > VOICED_HZ
-    mel = it["mel"]
     ref = hift_wav(model, mel)
     rng = np.random.default_rng(0)
     probes = {
@@ -169,19 +169,30 @@ def stats(model: Any, fx: Any) -> dict[str, Any]:
         "noise": (rng.standard_normal(mel.shape) * mel.std()).astype(np.float32),
     }
     scores = {k: magnitude_spectrogram_corr(ref, hift_wav(model, v)) for k, v in probes.items()}
-    entropy, top50, p_stop = logit_stats(it["t3_cond_logits"], it["t3_uncond_logits"])
-    tokens = it["t3_tokens"].reshape(-1)
     return {
         "voiced_share": float(voiced.mean()),
-        "f0_hz_voiced": [float(np.min(f0[voiced], initial=np.inf)), float(np.max(f0, initial=0))],
+        "f0_hz_min_max": [float(f0.min()), float(f0.max())],
         "f0_hz_p5_p95": [float(np.percentile(f0, 5)), float(np.percentile(f0, 95))],
         "magspec_vs_own_mel": {k: round(v, 4) for k, v in scores.items()},
-        "entropy_nats_median": float(np.median(entropy)),
-        "top50_mass_median": float(np.median(top50)),
-        "p_stop_max": float(p_stop.max()),
-        "t3_steps": int(tokens.size),
+    }
+
+
+def t3_stats(fx: Any) -> dict[str, Any]:
+    """The oracle's T3 run: entropy and top-50 mass of its draws' distributions, the stop."""
+    it = fx.intermediates
+    entropy, top50, p_stop = logit_stats(it["t3_cond_logits"], it["t3_uncond_logits"])
+    return {
+        "entropy_nats_median": round(float(np.median(entropy)), 3),
+        "top50_mass_median": round(float(np.median(top50)), 3),
+        "p_stop_max": round(float(p_stop.max()), 3),
+        "t3_steps": int(it["t3_tokens"].size),
         "stopped_on_eos": bool(fx.meta["stopped_on_eos"]),
     }
+
+
+def stats(model: Any, fx: Any) -> dict[str, Any]:
+    """The calibration's statistics on a recorded oracle run `fx` (oracle.record)."""
+    return {**hift_stats(model, fx.intermediates["mel"]), **t3_stats(fx)}
 
 
 def main(argv: list[str] | None = None) -> int:
