@@ -185,12 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     from .config import by_name
     from .gate import GATE_FRAMES, GATE_TEXT, reference_prompt
     from .port import PORT
-    from .weights import load
+    from .reference import Audio8LM
+    from .weights import load, random_lm_state
 
     ap = argparse.ArgumentParser(prog="python -m conversion.audio8_tts.calibration")
     ap.add_argument("--config", default="reduced", choices=("reduced", "published"))
     ap.add_argument("--weights-seeds", default="0,7", help="comma-separated")
     ap.add_argument("--seeds", default="0,1,2", help="draw seeds, comma-separated")
+    ap.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="the plain N(0, 0.02) draws instead (fp32, not the snapshot): what calibrate fixes",
+    )
     args = ap.parse_args(argv)
     pin_torch_threads()
     config = by_name(args.config)
@@ -204,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         # the snapshot the gate loads (bf16 as published, read back as fp32) and its prompt
         loaded = load(PORT.resolve_weights("random", config, ws), config)
         prompt, lm = reference_prompt(loaded), loaded.lm
+        if args.uncalibrated:
+            lm = Audio8LM(config).eval()
+            lm.load_state_dict(random_lm_state(config, ws, calibrated=False))
         for seed in (int(s) for s in args.seeds.split(",")):
             stats = statistics(lm, prompt, frames, seed)
             print(f"weights seed {ws}, draw seed {seed}: {stats.line()}")

@@ -228,7 +228,10 @@ def _is_norm(name: str) -> bool:
 
 
 def random_lm_state(
-    config: Audio8Config, seed: int = 0, dtype: torch.dtype = torch.float32
+    config: Audio8Config,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    calibrated: bool = True,
 ) -> dict[str, torch.Tensor]:
     """Seeded random ArkttsModel weights at `config`'s sizes, calibrated (`calibrate`).
 
@@ -248,7 +251,8 @@ def random_lm_state(
         else:
             value = 0.02 * noise
         state[name] = value
-    calibrate(state, config, seed)
+    if calibrated:  # off only to measure what the plain draws do (calibration.py --uncalibrated)
+        calibrate(state, config, seed)
     return {k: v.to(dtype) for k, v in state.items()}
 
 
