@@ -157,7 +157,30 @@ def _codec_ignores_codes(self, codes):
     return _ORIG_CODEC_FORWARD(self, torch.zeros_like(codes))
 
 
+# -- graph faults: the `encoder` graph ----------------------------------------------------------
+
+_ORIG_ENCODE_FORWARD = CG.CodecEncode.forward
+
+
+def _encoder_ignores_audio(self, audio):
+    return _ORIG_ENCODE_FORWARD(self, torch.zeros_like(audio))
+
+
 # -- host faults --------------------------------------------------------------------------------
+
+
+@contextmanager
+def _prompt_drops_first_column() -> Iterator[None]:
+    """The bundle host's prompt builder loses the prompt's first column (an off-by-one slice)."""
+    from . import pipeline
+
+    orig = pipeline.build_prompt
+
+    def build(*a, **k):
+        return orig(*a, **k)[:, 1:]
+
+    with _patched(pipeline, "build_prompt", build):
+        yield
 
 
 class _NoQuirkSession:
@@ -297,6 +320,17 @@ CATALOGUE: tuple[Mutant, ...] = (
         "codec",
     ),
     _m(
+        "encoder-ignores-audio",
+        "the encoder graph encodes silence whatever clip it is given",
+        lambda: _patched(CG.CodecEncode, "forward", _encoder_ignores_audio),
+        "encoder",
+    ),
+    _m(
+        "prompt-drops-first-column",
+        "the host's prompt builder drops the prompt's first column",
+        _prompt_drops_first_column,
+    ),
+    _m(
         "ras-first-frame-quirk-removed",
         "the frame loop puts frame 0's semantic in the RAS window",
         _no_first_frame_quirk,
@@ -376,12 +410,11 @@ def make_evaluate(
     from .pipeline import Audio8Bundle
 
     config = loaded.config
-    with Audio8Bundle(bundle, isolate=False) as ab:
-        prompt = gate_prompt(ab, config)
     ref = GR.reference_run(loaded.lm, reference_prompt(loaded), GATE_FRAMES[config.name], seed)
 
     def ladder(path: Path) -> LadderReport:
         with Audio8Bundle(path, isolate=True) as ab:
+            prompt = gate_prompt(ab, config)  # the bundle host's builder: a host fault's place
             rungs = ladder_rungs(loaded, ab, prompt, ref, seed)
             return run_ladder("audio8_tts", rungs, progress=False)
 

@@ -13,9 +13,10 @@ import pytest
 import torch
 
 from conversion.audio8_tts import mutants as M
-from conversion.audio8_tts import weights
+from conversion.audio8_tts import pipeline, weights
 from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.ar import host as AH
+from conversion.audio8_tts.codec import graphs as CG
 from conversion.audio8_tts.codec import host as CH
 from conversion.audio8_tts.port import PORT
 from gates.mutants import check_catalogue, select
@@ -38,13 +39,30 @@ def test_catalogue_names_are_unique_and_reduced_is_a_subset():
     assert set(M.REDUCED_CATALOGUE) <= {m.name for m in M.CATALOGUE}
 
 
+def _port_parts() -> tuple:
+    return (
+        G.Audio8ARGraph.frame,
+        G.Audio8ARGraph.prefill,
+        G.Audio8ARGraph._slow,
+        G.Audio8ARGraph._semantic,
+        G._draw,
+        AH.generate,
+        AH._prefill,
+        CH.window_plan,
+        CG.CodecDecode.forward,
+        CG.CodecEncode.forward,
+        pipeline.build_prompt,
+    )
+
+
 def test_injection_leaves_the_port_as_it_found_it():
-    before = (G.Audio8ARGraph.frame, G.Audio8ARGraph._slow, G._draw, AH.generate, CH.window_plan)
+    before = _port_parts()
+    changed = 0
     for m in M.CATALOGUE:
         with m.inject():
-            pass
-    after = (G.Audio8ARGraph.frame, G.Audio8ARGraph._slow, G._draw, AH.generate, CH.window_plan)
-    assert before == after
+            changed += _port_parts() != before  # each fault is in a part listed here
+        assert _port_parts() == before, m.name
+    assert changed == len(M.CATALOGUE)
 
 
 @pytest.mark.slow
