@@ -108,9 +108,18 @@ def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace
 def gate(args: argparse.Namespace) -> int:
     from .gate import run_gate
 
+    mutants = None
+    if args.mutants is not None:
+        from gates.mutants import select
+
+        from .mutants import CATALOGUE
+
+        mutants = select(CATALOGUE, args.mutants)  # an unknown name: before any loading
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
+    if mutants is not None:
+        return _gate_mutants(args, kmodel, bundle, config.name, mutants)
     return run_gate(
         kmodel,
         bundle,
@@ -121,6 +130,23 @@ def gate(args: argparse.Namespace) -> int:
         json_path=args.json_path,
         markdown=args.markdown,
     )
+
+
+def _gate_mutants(args: argparse.Namespace, kmodel, bundle: Path, config_name: str, mutants) -> int:
+    """`gate kokoro --mutants`: the oracle recorded once, the full ladder unbroken and then
+    once per fault; the kill table printed (and written with --json / --markdown)."""
+    from gates.mutants import emit_table
+
+    from .gate import record_cases
+    from .mutants import run_mutants
+
+    start = time.perf_counter()
+    cases = record_cases(kmodel, config_name, args.seed)
+    table = run_mutants(kmodel, bundle, cases, mutants)
+    emit_table(table, args.json_path, args.markdown)
+    seconds = time.perf_counter() - start
+    print(f"[kokoro mutants] {table.killed}/{table.total} killed in {seconds:.0f} s", flush=True)
+    return 0 if table.passed else 1
 
 
 def bench(args: argparse.Namespace) -> int:

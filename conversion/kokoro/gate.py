@@ -1,26 +1,36 @@
-"""Kokoro's gate ladder: each graph, the whole pipeline, every bucket, and the speech.
+"""Kokoro's gate ladder: the host steps, each graph, the whole pipeline, every bucket, and the
+speech.
 
 The oracle is the publisher's `kokoro.KModel` on the same weights, with every intermediate
 and random draw recorded (oracle.py), fed the publisher's own phonemes: `KPipeline`'s G2P
 (misaki, offline), `KModel`'s vocabulary and `KPipeline`'s own voice pack loading and row
 choice (`publisher_pack`, `publisher_ref_s`), never voxport's. The bundle side of the speech
-rungs speaks voxport's G2P, so a G2P bug in voxport fails the gate. Rungs, in order:
+rungs speaks voxport's G2P, so a G2P bug in voxport fails the gate. Rungs, in order (the host
+rungs first: they need no runtime call, so a ladder stopped at its first failure is cheap):
 
-1. each graph fed the oracle's own inputs, compared on the real region (cosine, fp32 ≥ 0.9999):
+1. host: G2P, voxport's phonemes equal KPipeline's on every gate sentence (mismatches named);
+   voxport's ids and voice row equal the publisher's for voxport's phonemes; the harmonic
+   source (`host.harmonic_source` on the oracle's F0 and draws) equals the oracle's `har`
+   as a complex spectrum (max |Δ| ≤ 1e-4: float64 against float32 FFTs differ by ~1e-6);
+2. each graph fed the oracle's own inputs, compared on the real region (cosine, fp32 ≥ 0.9999):
    predictor (durations, d, t_en; and the rounded durations exactly), prosody (asr, F0, N),
    vocoder (waveform, given the oracle's har);
-2. end to end with the oracle's SineGen draws injected: magnitude-spectrogram corr ≥ 0.999;
-3. every bucket that fits gives the unpadded oracle's real-region output;
+3. end to end with the oracle's SineGen draws injected: magnitude-spectrogram corr ≥ 0.999;
 4. two runs are bit-identical;
-5. G2P: voxport's phonemes equal KPipeline's on every gate sentence (mismatches named);
+5. every bucket that fits gives the unpadded oracle's real-region output;
 6. speech: Whisper tiny.en WER of the bundle's audio ≤ 0.10 (absolute), and ≤ the oracle's
    WER + 0.05 (relative);
 7. speaker: resemblyzer GE2E cosine of bundle vs oracle audio, same voice, ≥ 0.95 (the
    cosine between two different voices is printed beside it as the scale).
+
+The oracle's record (`record_cases`) is made once; `evaluate_bundle` runs the ladder against
+any bundle with the port's host steps as they are now (`port_cases`), which is what the
+mutation test (`mutants.py`) needs: the same record, a broken port, the same ladder.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 from collections.abc import Sequence
@@ -32,7 +42,7 @@ import torch
 
 from conversion.core.progress import progress_steps
 from gates.asr import transcribe, word_error_rate
-from gates.ladder import Measured, Rung, run_ladder
+from gates.ladder import LadderReport, Measured, Rung, run_ladder, run_rung
 from gates.report import emit
 from oracles import Fixture
 
@@ -128,11 +138,15 @@ class Case:
     rungs), and the oracle's record on the publisher's phonemes (`fixture`)."""
 
     text: str
-    chunk: host.Chunk
-    ref_s: np.ndarray
+    chunk: host.Chunk | None  # None until port_cases fills the bundle side in
+    ref_s: np.ndarray | None
     fixture: Fixture
     seed: int = 0
     scale_audio: np.ndarray | None = None  # the oracle in SCALE_VOICE, same phonemes and seed
+    # The publisher's pack (KPipeline.load_voice) and vocabulary (KModel.vocab): what the
+    # host rung holds voxport's ids and voice row to, for voxport's own phonemes.
+    publisher_pack: np.ndarray | None = None
+    vocab: dict[str, int] | None = None
 
     def draws(self) -> dict[str, np.ndarray]:
         d = self.fixture.draws
@@ -160,15 +174,12 @@ def make_cases(
     scale_voice: str | None = SCALE_VOICE,
 ) -> list[Case]:
     """The oracle on KPipeline's phonemes for each sentence, beside voxport's own chunk."""
-    pack = host.load_voice(voice)  # the bundle side's
     # The oracle's voice rows are the publisher's own: its pack loader and its row choice.
     their_pack = publisher_pack(voice)
     their_scale_pack = publisher_pack(scale_voice) if scale_voice else None
+    pack = np.asarray(their_pack, np.float32)
     cases = []
     for i, text in enumerate(sentences):
-        chunks = host.text_to_chunks(text)
-        if len(chunks) != 1:
-            raise ValueError(f"fixture sentence must be one chunk: {text!r}")
         theirs = publisher_phonemes(text)
         ids = publisher_ids(kmodel, theirs)
         oracle_ref = publisher_ref_s(their_pack, theirs)
@@ -180,11 +191,26 @@ def make_cases(
             with torch.no_grad():
                 audio, _ = kmodel.forward_with_tokens(torch.tensor([ids]), style, 1.0)
             scale = audio.reshape(-1).numpy()
-        chunk = chunks[0]
-        cases.append(Case(text, chunk, host.ref_s_for(pack, chunk.n_phonemes), fx, seed + i, scale))
+        # The bundle side's chunk and row (None here) are voxport's: port_cases, just below.
+        cases.append(Case(text, None, None, fx, seed + i, scale, pack, dict(kmodel.vocab)))
         if on_case is not None:
             on_case(i + 1, len(sentences), text)
-    return cases
+    return port_cases(cases, voice)
+
+
+def port_cases(cases: Sequence[Case], voice: str = GATE_VOICE) -> list[Case]:
+    """The cases with the bundle side's inputs taken afresh from the port as it is now:
+    voxport's chunk (G2P, ids) and voice row (`host.load_voice`, `host.ref_s_for`). The
+    oracle's record is left as it is, so a broken port moves only this side."""
+    pack = host.load_voice(voice)
+    out = []
+    for case in cases:
+        chunks = host.text_to_chunks(case.text)
+        if len(chunks) != 1:
+            raise ValueError(f"fixture sentence must be one chunk: {case.text!r}")
+        ref_s = host.ref_s_for(pack, chunks[0].n_phonemes)
+        out.append(dataclasses.replace(case, chunk=chunks[0], ref_s=ref_s))
+    return out
 
 
 def _pair_cos(name: str, compute) -> Rung:
@@ -299,24 +325,29 @@ def kokoro_rungs(
     every_bucket: bool = True,
     max_bucket_frames: int = 256,
     plot: Path | None = None,
+    host_cases: list[Case] | None = None,
 ) -> list[Rung]:
     """The ladder over a loaded bundle; `cases[0]` drives the graph-level rungs.
 
-    Thresholds follow the bundle's precision (`THRESHOLDS`); the oracle is always fp32.
-    With `plot`, the end-to-end rung also writes oracle vs bundle waveforms there.
+    The host rungs (G2P, ids and voice row) read `host_cases`, `asr_cases` when not given;
+    the speech rungs (ASR, speaker) are there when `asr_cases` are. Thresholds follow the
+    bundle's precision (`THRESHOLDS`); the oracle is always fp32. With `plot`, the
+    end-to-end rung also writes oracle vs bundle waveforms there.
     """
     case = cases[0]
     n_tok = len(case.oracle_ids)
     frames = int(case.fixture.intermediates["pred_dur"].sum())
     runs = _CaseRuns(kb, case, plot)
-    rungs = [*_graph_rungs(runs), *_pipeline_rungs(runs)]
+    host_cases = host_cases if host_cases is not None else asr_cases
+    rungs = [g2p_rung(host_cases), host_inputs_rung(host_cases)] if host_cases else []
+    rungs += [harmonic_source_rung(kb, case), *_graph_rungs(runs), *_pipeline_rungs(runs)]
     if every_bucket:
         rungs += _bucket_rungs(
             kb, case, n_tok, frames, runs.predictor, runs.prosody, runs.vocoder, max_bucket_frames
         )
     if asr_cases:
         speech = _Speech(kb, asr_cases, runs)
-        rungs += [g2p_rung(asr_cases), *asr_rungs(speech), speaker_rung(speech)]
+        rungs += [*asr_rungs(speech), speaker_rung(speech)]
     _set_thresholds(rungs, kb.manifest.precision)
     return rungs
 
@@ -354,6 +385,69 @@ def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_fram
                 )
             )
     return rungs
+
+
+# The host's harmonic source against the oracle's: the same float32 torch ops and draws, only
+# the final STFT runs in float64 numpy (~1e-6 from torch's float32 FFT, source.py).
+HAR_MAX_ABS = 1e-4
+
+
+def complex_spectrum(har: np.ndarray) -> np.ndarray:
+    """``har`` ([1, 2·bins, n]: magnitudes then phases) as the real and imaginary parts of
+    its spectrum, [2, bins, n]: a phase near ±π compares by its value, not its wrap."""
+    har = np.asarray(har, np.float64)
+    bins = har.shape[1] // 2
+    mag, phase = har[0, :bins], har[0, bins:]
+    return np.stack([mag * np.cos(phase), mag * np.sin(phase)])
+
+
+def harmonic_source_rung(kb: KokoroBundle, case: Case) -> Rung:
+    """The host's harmonic source (`host.harmonic_source`, the bundle's source weights) on
+    the oracle's F0 and draws, against the `har` the oracle's vocoder was given."""
+    fx = case.fixture.intermediates
+
+    def compute():
+        draws = case.draws()
+        ours = host.harmonic_source(
+            fx["F0"], kb.source_weight, kb.source_bias, draws["rand_ini"], draws["sine_noise"]
+        )
+        return complex_spectrum(fx["har"]), complex_spectrum(ours)
+
+    return Rung(
+        "host: harmonic source (oracle F0, draws) vs oracle har", "max_abs", HAR_MAX_ABS, compute
+    )
+
+
+def host_inputs_rung(cases: Sequence[Case]) -> Rung:
+    """voxport's ids and voice row for its own phonemes against the publisher's for the same
+    phonemes (KModel's vocabulary, KPipeline's `pack[len(ps) - 1]`): the share of sentences
+    where both are equal. A G2P mismatch is the G2P rung's; this one holds the host steps
+    after it (`phonemes_to_ids`, `load_voice`, `ref_s_for`)."""
+
+    def compute() -> Measured:
+        bad = []
+        for c in cases:
+            ps = c.chunk.phonemes
+            ids = [0, *[c.vocab[p] for p in ps if p in c.vocab], 0]
+            row = np.asarray(c.publisher_pack, np.float32).reshape(-1, 256)[len(ps) - 1]
+            what = [
+                n
+                for n, ok in (
+                    ("ids", c.chunk.ids == ids),
+                    ("voice row", np.array_equal(np.asarray(c.ref_s).reshape(-1), row)),
+                )
+                if not ok
+            ]
+            if what:
+                bad.append(f"{c.text!r}: {' and '.join(what)} differ")
+        return Measured(1.0 - len(bad) / max(len(cases), 1), "; ".join(bad) or "all equal")
+
+    return Rung(
+        f"host: voxport's ids and voice row = the publisher's over {len(cases)} sentence(s)",
+        "sentence_agreement",
+        1.0,
+        compute,
+    )
 
 
 def phoneme_agreement(texts: Sequence[str], ours: Sequence[str], theirs: Sequence[str]):
@@ -466,6 +560,70 @@ def speaker_rung(speech: _Speech, voice: str = GATE_VOICE, other: str = SCALE_VO
     return Rung(name, "speaker_cosine", SPEAKER_COS_MIN, compute)
 
 
+def gate_sentences(config_name: str) -> tuple[str, ...]:
+    """The sentences the gate reads at a configuration (CI's short ones when reduced)."""
+    return SHORT_SENTENCES if config_name == "reduced" else FIXTURE_SENTENCES
+
+
+def record_cases(kmodel, config_name: str, seed: int) -> list[Case]:
+    """The oracle's record of the gate's sentences (once per run), with a progress bar."""
+    sentences = gate_sentences(config_name)
+    with progress_steps(len(sentences), "kokoro oracle") as bar:
+        return make_cases(
+            kmodel, sentences, GATE_VOICE, seed, on_case=lambda i, n, text: bar.step(text[:40])
+        )
+
+
+def first_failure(model: str, rungs: list[Rung]) -> LadderReport:
+    """The rungs in order up to and including the first that fails; the rest are not run
+    and not reported (not "failed", as `run_ladder`'s stop_on_fail records them)."""
+    results = []
+    for i, rung in enumerate(rungs, start=1):
+        result = run_rung(rung)
+        results.append(result)
+        verdict = "PASS" if result.passed else "FAIL"
+        print(f"[{model}] {i}/{len(rungs)} {rung.name}: {result.value:.6g} {verdict}", flush=True)
+        if not result.passed:
+            break
+    return LadderReport(model=model, rungs=results)
+
+
+def evaluate_bundle(
+    bundle: Path | KokoroBundle,
+    cases: Sequence[Case],
+    plot: Path | None = None,
+    stop_on_fail: bool = False,
+    stop_at_first_failure: bool = False,
+    speech: bool = True,
+    every_bucket: bool = True,
+) -> LadderReport:
+    """The ladder over `bundle` (a folder, or a bundle already loaded) against the recorded
+    oracle `cases`, with the bundle side's inputs taken from the port as it is now
+    (`port_cases`).
+
+    `stop_at_first_failure` runs the rungs only until one fails (`first_failure`);
+    `speech=False` leaves out the ASR and speaker rungs and `every_bucket=False` the other
+    buckets' (the mutation test's cheap mode, whose rungs are the full ladder's first ones).
+    """
+    cases = port_cases(cases)
+    if not isinstance(bundle, KokoroBundle):
+        with KokoroBundle(bundle, isolate=True) as kb:
+            return evaluate_bundle(
+                kb, cases, plot, stop_on_fail, stop_at_first_failure, speech, every_bucket
+            )
+    rungs = kokoro_rungs(
+        bundle,
+        cases,
+        asr_cases=cases if speech else None,
+        every_bucket=every_bucket,
+        plot=plot,
+        host_cases=cases,
+    )
+    if stop_at_first_failure:
+        return first_failure("kokoro", rungs)
+    return run_ladder("kokoro", rungs, stop_on_fail=stop_on_fail)
+
+
 def run_gate(
     kmodel,
     bundle: Path,
@@ -477,13 +635,7 @@ def run_gate(
     markdown: Path | None = None,
 ) -> int:
     """The oracle on the gate's sentences, then the ladder over `bundle`; the exit code."""
-    sentences = SHORT_SENTENCES if config_name == "reduced" else FIXTURE_SENTENCES
-    with progress_steps(len(sentences), "kokoro oracle") as bar:
-        cases = make_cases(
-            kmodel, sentences, GATE_VOICE, seed, on_case=lambda i, n, text: bar.step(text[:40])
-        )
-    with KokoroBundle(bundle, isolate=True) as kb:
-        rungs = kokoro_rungs(kb, cases, asr_cases=cases, plot=plot)
-        report = run_ladder("kokoro", rungs, stop_on_fail=stop_on_fail)
+    cases = record_cases(kmodel, config_name, seed)
+    report = evaluate_bundle(bundle, cases, plot=plot, stop_on_fail=stop_on_fail)
     emit(report, json_path, markdown)
     return 0 if report.passed else 1
