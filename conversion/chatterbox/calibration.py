@@ -22,7 +22,10 @@ T3
 * the speech head's rows drawn N(0, LOGIT_STD^2 / d): a unit-RMS hidden state (T3's final
   RMSNorm) gives logits of std LOGIT_STD, which for 8194 ids at the publisher's temperature
   0.8 is ~3.5 nats of entropy and ~0.8 of the mass in the top 50 (a trained speech LM's
-  distributions are peaked, not flat): min-p and the repetition penalty change draws;
+  distributions are peaked, not flat): top-p and min-p cut;
+* each speech row leaning toward its own token's input embedding (`STICKY`), so the token just
+  drawn is favoured at the next step: trained speech-token LMs repeat tokens (sustained
+  sounds), which is what the repetition penalty damps;
 * the rows of the ids past the speech vocabulary (start-of-speech, padding) zero, as a
   trained T3 never draws them;
 * a length prior for the stop token: the speech position table carries a ramp along one
@@ -44,12 +47,13 @@ import numpy as np
 import torch
 
 # bumped when the calibration changes: a cached random snapshot of another version is rewritten
-CALIBRATION = 1
+CALIBRATION = 2
 TRUNK_GAIN = 1.0
 F0_MEAN_HZ, F0_STD_HZ = 150.0, 40.0
 VOICED_HZ = 10.0  # HiFTGenerator's nsf_voiced_threshold
 LOGMAG_MEAN, LOGMAG_STD = -1.5, 1.5
 LOGIT_STD = 3.2
+STICKY = 0.1  # each speech row's lean toward its own input embedding, in LOGIT_STD units
 STOP_SLOPE = 0.5  # the stop logit's rise per speech position, in units of LOGIT_STD
 STOP_STEP = {"reduced": 14, "published": 30}
 TIE_LOGIT = 4.0  # the typical top logit of 8194 Gaussian logits, in units of LOGIT_STD
@@ -117,6 +121,11 @@ def calibrate_t3(t3: Any, seed: int, config_name: str) -> None:
     # ids past the 6561 speech tokens (start, stop, padding) are never drawn by a trained T3:
     # a zero row's logit 0 sits ~4 LOGIT_STD under the top one (min-p cuts it); stop is set below
     head[SPEECH_VOCAB:] = 0.0
+    # the token just drawn is favoured at the next step (its input embedding is in the residual
+    # stream the head reads), as in a trained speech-token LM, whose sequences repeat
+    # (sustained sounds) and which the repetition penalty exists to damp
+    emb = t3.speech_emb.weight[:SPEECH_VOCAB]
+    head[:SPEECH_VOCAB] += STICKY * LOGIT_STD * emb / emb.norm(dim=1, keepdim=True)
     u = torch.randn(d, generator=gen)
     u /= u.norm()
     # the stop logit = gain * (u . h) with h of unit RMS, |h| = sqrt(d); rho_k = u . h / sqrt(d)

@@ -146,6 +146,18 @@ def gate(args: argparse.Namespace) -> int:
 
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     model = weights.load_model(folder, config)
+    if getattr(args, "mutants", None) is not None:
+        from gates.mutants import emit_table
+
+        from .mutants import run_mutants
+
+        start = time.perf_counter()
+        table = run_mutants(
+            model, config, _source(args, folder, loaded=model), args.seed, args.mutants
+        )
+        emit_table(table, args.json_path, args.markdown)
+        print(f"chatterbox mutants: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        return 0 if table.passed else 1
     return run_gate(
         model,
         config,

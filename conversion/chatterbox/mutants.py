@@ -1,0 +1,432 @@
+"""Chatterbox's catalogue of port faults and how the gate's ladder is run with each one in.
+
+Every fault is put into the PORT (voxport's host steps, or one of its graphs while that graph is
+re-exported), never into the publisher's oracle, which is recorded once per run before any
+fault opens (`gate.prepare`). A host fault runs the ladder on the baseline bundle with the host
+step patched; a graph fault re-exports only its graph, at its smallest bucket, with the graph's
+torch code patched, into a copy of the baseline bundle written by the project's BundleWriter (so
+it verifies like any bundle), in a temp folder removed afterwards.
+
+The ladder here is `gate.main_rungs`: every rung of the fp32 bundle (text, T3 teacher-forced
+and free-running, flow, HiFT, both end-to-end cases, the cloned voice). The int8-T3 and
+fp16-estimator side bundles' rungs and the step-count table are left out (they re-run rungs
+of this ladder on other precisions of the same graphs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gates.ladder import LadderReport, run_ladder
+from gates.mutants import KillTable, Mutant, run_catalogue, select
+
+from . import pipeline
+from .flow import graphs as flow_graphs
+from .flow import host as flow_host
+from .hift import graphs as hift_graphs
+from .hift import host as hift_host
+from .t3 import graphs as t3_graphs
+from .t3 import host as t3_host
+
+
+@contextlib.contextmanager
+def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
+    """`obj.name = value` for the block."""
+    saved = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        setattr(obj, name, saved)
+
+
+def _wrap(obj: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]):
+    """`obj.name` replaced by `make(original)` for the block."""
+    return lambda: _patched(obj, name, make(getattr(obj, name)))
+
+
+# ------------------------------------------------------------------------------ T3 (host)
+
+
+class _SessionProxy:
+    """A session whose `run` edits the feed of one graph function before the real call."""
+
+    def __init__(self, session: Any, function: str, edit: Callable[[dict], dict]) -> None:
+        self._session, self._function, self._edit = session, function, edit
+
+    def run(self, graph: str, function: str, feed: dict, **kwargs: Any) -> Any:
+        if graph == t3_graphs.GRAPH and function.startswith(self._function):
+            feed = self._edit(dict(feed))
+        return self._session.run(graph, function, feed, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+def _t3_feed(function: str, edit: Callable[[dict], dict]):
+    def make(generate):
+        def faulty(session, *args, **kwargs):
+            return generate(_SessionProxy(session, function, edit), *args, **kwargs)
+
+        return faulty
+
+    return _wrap(pipeline.host_t3, "generate", make)
+
+
+def _plus_one(key: str, delta: int = 1) -> Callable[[dict], dict]:
+    def edit(feed: dict) -> dict:
+        feed[key] = np.asarray(feed[key]) + np.int32(delta)
+        return feed
+
+    return edit
+
+
+def _step_embeds(token_scale: float = 1.0, step_shift: int = 0):
+    def make(original):
+        def faulty(arrays, token, step):
+            row = arrays["speech_emb"][int(token)] * token_scale
+            row = row + arrays["speech_pos_emb"][step + 1 + step_shift]
+            return np.broadcast_to(row, (2, 1, row.shape[-1])).astype(np.float32)
+
+        return faulty
+
+    return _wrap(t3_host, "speech_step_embeds", make)
+
+
+def _no_conditioning():
+    def make(original):
+        return lambda arrays, cond_emb, text_ids: original(
+            arrays, np.zeros_like(np.asarray(cond_emb)), text_ids
+        )
+
+    return _wrap(t3_host, "prefill_embeds", make)
+
+
+def _sampling(**changes: Any):
+    def make(original):
+        return lambda self: dataclasses.replace(original(self), **changes)
+
+    return _wrap(pipeline.SpeakOptions, "sampling", make)
+
+
+# ---------------------------------------------------------------------------- flow (host)
+
+
+def _schedule(steps_delta: int = 0, cosine: bool | None = None):
+    def make(original):
+        return lambda n, c=True: original(n + steps_delta, c if cosine is None else cosine)
+
+    return _wrap(flow_host, "t_schedule", make)
+
+
+def _cfg_rate(rate: float):
+    def make(original):
+        return lambda session, fn, inputs, z, t_span, _rate: original(
+            session, fn, inputs, z, t_span, np.float32(rate)
+        )
+
+    return _wrap(flow_host, "_euler", make)
+
+
+def _mask_longer():
+    def make(original):
+        return lambda length, size, *a, **k: original(min(int(length) + 1, size), size, *a, **k)
+
+    return _wrap(flow_host, "length_mask", make)
+
+
+# ---------------------------------------------------------------------------- HiFT (host)
+
+
+def _stft_pad(mode: str):
+    def make(original):
+        return lambda *a, **k: original(*a, **{**k, "pad_mode": mode})
+
+    return _wrap(hift_host, "stft", make)
+
+
+def _istft(window: str | None = None, hop_delta: int = 0, conjugate: bool = False):
+    def make(original):
+        def faulty(spec, n_fft, hop, win_length=None, window_=None, **k):
+            w = k.pop("window", window_)
+            if window == "symmetric":
+                w = np.hanning(n_fft).astype(np.float32)  # periodic Hann is the publisher's
+            return original(np.conj(spec) if conjugate else spec, n_fft, hop + hop_delta,
+                            win_length, window=w, **k)  # fmt: skip
+
+        return faulty
+
+    return _wrap(hift_host, "istft", make)
+
+
+def _fp16_running_phase():
+    """SineGen's running phase (cumsum over ~10k samples of f0/sr) computed in float16."""
+
+    def make(original):
+        def faulty(x, dim, *a, **k):
+            return original(x.half(), dim, *a, **k).float()
+
+        return faulty
+
+    return _wrap(hift_host.torch, "cumsum", make)
+
+
+def _stride_blind_pad():
+    """The vocoder's pad copies a strided view (the flow's mel after its prompt frames) as if
+    it were contiguous: the bytes from the view's start, read row after row."""
+
+    def make(original):
+        def faulty(x, size, axis=-1, *a, **k):
+            x = np.asarray(x)
+            if x.ndim == 3 and not x.flags.c_contiguous:
+                strides = np.empty(x.shape, x.dtype).strides
+                x = np.lib.stride_tricks.as_strided(x, x.shape, strides).copy()
+            return original(x, size, axis, *a, **k)
+
+        return faulty
+
+    return _wrap(hift_host, "pad_to", make)
+
+
+# ---------------------------------------------------------------------------------- graphs
+
+
+def _graph_input_zeroed(cls: type, argument: str):
+    """A graph whose forward ignores one input (times zero inside the graph: the input stays
+    an input of the exported function)."""
+    import inspect
+
+    names = list(inspect.signature(cls.forward).parameters)[1:]
+    index = names.index(argument)
+
+    def make(original):
+        def faulty(self, *args, **kwargs):
+            args = list(args)
+            if argument in kwargs:
+                kwargs[argument] = kwargs[argument] * 0.0
+            else:
+                args[index] = args[index] * 0.0
+            return original(self, *args, **kwargs)
+
+        return faulty
+
+    return _wrap(cls, "forward", make)
+
+
+CATALOGUE: tuple[Mutant, ...] = (
+    Mutant(
+        "t3-ignores-speech-token",
+        "T3 decode rows carry the position but not the drawn token's embedding",
+        _step_embeds(token_scale=0.0),
+    ),
+    Mutant(
+        "t3-ignores-conditioning",
+        "T3's prefill drops the voice conditioning (cond_emb zeroed)",
+        _no_conditioning(),
+    ),
+    Mutant(
+        "t3-position-off-by-one",
+        "decode rows take speech position id step + 2 instead of step + 1",
+        _step_embeds(step_shift=1),
+    ),
+    Mutant(
+        "t3-kv-slot-off-by-one",
+        "each decode step writes (and ropes) KV row position + 1",
+        _t3_feed("decode", _plus_one("position")),
+    ),
+    Mutant(
+        "t3-prefill-mask-off-by-one",
+        "the prefill's length (its mask and logit row) one row short",
+        _t3_feed("prefill", _plus_one("length", -1)),
+    ),
+    Mutant("sampler-min-p-off", "min-p not applied (0.05 -> off)", _sampling(min_p=0.0)),
+    Mutant(
+        "sampler-top-p-on",
+        "top-p 0.8 where the publisher's generate passes 1.0 (off)",
+        _sampling(top_p=0.8),
+    ),
+    Mutant(
+        "sampler-repetition-penalty-off",
+        "repetition penalty not applied (1.2 -> 1.0)",
+        _sampling(repetition_penalty=1.0),
+    ),
+    Mutant("sampler-cfg-weight", "T3's CFG weight 1.0 instead of 0.5", _sampling(cfg_weight=1.0)),
+    Mutant(
+        "t3-wrong-stop-id",
+        "the loop stops on 6561 (start) instead of the stop token 6562",
+        lambda: _patched(t3_host, "STOP_SPEECH", t3_graphs.START_SPEECH),
+    ),
+    Mutant("cfm-steps-off-by-one", "the host Euler loop runs 9 steps for 10", _schedule(-1)),
+    Mutant(
+        "cfm-linear-schedule", "linear time schedule instead of cosine", _schedule(cosine=False)
+    ),
+    Mutant("cfm-cfg-rate", "the CFM's CFG rate 0.5 instead of 0.7", _cfg_rate(0.5)),
+    Mutant(
+        "cfm-mask-off-by-one",
+        "the estimator's mask one frame longer than the real frames",
+        _mask_longer(),
+    ),
+    Mutant(
+        "stft-replicate-pad",
+        "the source STFT pads by replication, not reflection",
+        _stft_pad("replicate"),
+    ),
+    Mutant(
+        "istft-symmetric-window", "iSTFT with a symmetric Hann, not periodic", _istft("symmetric")
+    ),
+    Mutant("istft-hop", "iSTFT hop 5 instead of 4", _istft(hop_delta=1)),
+    Mutant("istft-phase-sign", "iSTFT of exp(-i phase)", _istft(conjugate=True)),
+    Mutant(
+        "source-phase-fp16",
+        "the harmonic source's running phase summed in float16",
+        _fp16_running_phase(),
+    ),
+    Mutant(
+        "vocoder-stride-blind-copy",
+        "the vocoder's pad reads the flow mel view as contiguous",
+        _stride_blind_pad(),
+    ),
+    Mutant(
+        "hift-trunk-ignores-mel",
+        "the HiFT trunk graph ignores its mel (zeroed)",
+        _graph_input_zeroed(hift_graphs.Trunk, "mel"),
+        graph=hift_graphs.TRUNK_GRAPH,
+    ),
+    Mutant(
+        "estimator-ignores-spks",
+        "the CFM estimator graph ignores the speaker embedding",
+        _graph_input_zeroed(flow_graphs.FlowEstimator, "spks"),
+        graph=flow_graphs.ESTIMATOR_GRAPH,
+    ),
+    Mutant(
+        "estimator-ignores-cond",
+        "the CFM estimator graph ignores the prompt mel (cond)",
+        _graph_input_zeroed(flow_graphs.FlowEstimator, "cond"),
+        graph=flow_graphs.ESTIMATOR_GRAPH,
+    ),
+    Mutant(
+        "estimator-ignores-mu",
+        "the CFM estimator graph ignores the encoder output (mu)",
+        _graph_input_zeroed(flow_graphs.FlowEstimator, "mu"),
+        graph=flow_graphs.ESTIMATOR_GRAPH,
+    ),
+)
+
+# the config field holding each graph's buckets (a graph fault re-exports the smallest)
+_BUCKETS = {
+    "t3": "prefill_buckets",
+    "flow_encoder": "encoder_tokens",
+    "flow_estimator": "estimator_frames",
+    "hift_f0": "vocoder_frames",
+    "hift_trunk": "vocoder_frames",
+}
+
+
+def mutant_bundle(setup: Any, graph: str, dest: Path) -> Path:
+    """A copy of the baseline bundle with `graph` re-exported (as the port's torch code now
+    is) at its smallest bucket: BundleWriter, so the copy verifies like any bundle."""
+    from conversion.core.bundle import BundleWriter, load_manifest
+
+    from .export import _spec
+    from .port import PORT
+
+    base = load_manifest(setup.bundle)
+    field = _BUCKETS[graph]
+    sizes = dataclasses.replace(setup.sizes, **{field: (min(getattr(setup.sizes, field)),)})
+    spec = _spec(setup.model, sizes, graph)
+    config = {**base.config, "config": sizes.to_json()}
+    config["buckets"] = {**config.get("buckets", {}), spec.name: spec.meta.get("buckets")}
+    with BundleWriter(
+        dest,
+        "chatterbox",
+        precision=base.precision,
+        weights_sha256=base.weights_sha256,
+        config=config,
+        key=base.key,
+        info=PORT.asset_info,
+    ) as writer:
+        for name, entry in base.graphs.items():
+            if name == graph:
+                writer.add_graph(spec, precision=entry["precision"])
+                continue
+            src = setup.bundle / entry["asset"]
+            if src.is_dir():
+                shutil.copytree(src, writer.staging / entry["asset"])
+            else:
+                shutil.copy2(src, writer.staging / entry["asset"])
+            writer.graphs[name] = dict(entry)
+        for name in base.meta.get("files", {}):
+            writer.add_file(setup.bundle / name)
+    return dest
+
+
+# CI's cheaper mode runs the rungs cheapest first (graph calls: the text and voice rungs none,
+# HiFT two, the flow encoder one, T3 one call a token, the estimator ten, an e2e case all)
+_CHEAP_FIRST = ("text.", "voice[", "hift.", "flow_encoder.", "t3[", "flow_estimator.", "flow.")
+
+
+def _cost(rung: Any) -> int:
+    return next((i for i, p in enumerate(_CHEAP_FIRST) if rung.name.startswith(p)), 99)
+
+
+def _first_kill(rungs: list) -> LadderReport:
+    """The rungs, cheapest first, up to the first that fails (CI's cheaper mode: a fault is
+    killed once one rung of the real ladder fails it; the rest are not run)."""
+    done = []
+    for rung in sorted(rungs, key=_cost):
+        done += run_ladder("chatterbox", [rung], progress=False).rungs
+        if not done[-1].passed:
+            break
+    return LadderReport("chatterbox", done)
+
+
+def run_mutants(
+    model: Any,
+    config: Any,
+    bundles: Any,
+    seed: int,
+    spec: str = "all",
+    first_kill: bool = False,
+) -> KillTable:
+    """The catalogue (or the faults `spec` names) against the gate's ladder at `seed`: the
+    oracle recorded once, the baseline bundle opened once for every host fault. With
+    `first_kill` each fault's ladder stops at its first failing rung (the baseline runs whole)."""
+    from .gate import main_rungs, prepare
+    from .pipeline import ChatterboxBundle
+
+    mutants = select(CATALOGUE, spec)
+    setup = prepare(model, config, bundles, seed, side=False)
+
+    def ladder(cb: Any, whole: bool) -> LadderReport:
+        rungs, _ = main_rungs(cb, setup)
+        if whole or not first_kill:
+            return run_ladder("chatterbox", rungs, progress=False)
+        return _first_kill(rungs)
+
+    with ChatterboxBundle(setup.bundle, isolate=True) as baseline:
+
+        def evaluate(mutant: Mutant | None) -> LadderReport:
+            if mutant is None:
+                return ladder(baseline, whole=True)
+            if mutant.graph is None:
+                with mutant.inject():
+                    return ladder(baseline, whole=False)
+            with tempfile.TemporaryDirectory(prefix="voxport-cbx-mutant-") as tmp:
+                with mutant.inject():
+                    path = mutant_bundle(setup, mutant.graph, Path(tmp) / "bundle")
+                with ChatterboxBundle(path, isolate=True) as cb:
+                    return ladder(cb, whole=False)
+
+        def progress(i: int, n: int, mutant: Mutant) -> None:
+            print(f"chatterbox mutants: [{i}/{n}] {mutant.name} ({mutant.where})", file=sys.stderr)
+
+        return run_catalogue("chatterbox", mutants, evaluate, on_mutant=progress)
