@@ -118,6 +118,7 @@ def ladder_rungs(
         *GR.sampler_rungs(seed),
         GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
         GR.teacher_forced_logits_rung(ab.session, prompt, config, ref),
+        GR.ras_windows_rung(ab.session, prompt, config, ref),
         GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
         GR.codec_rung(ab.session, codec, codec_cfg, seed),
         *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),

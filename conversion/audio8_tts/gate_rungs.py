@@ -56,7 +56,9 @@ from .config import Audio8Config
 # -- thresholds ---------------------------------------------------------------------------------
 SAMPLER_SIZES = (20, 1000)  # sampler rungs: all N draws equal
 SAMPLER_WIDTH = 4097  # the slow draw's compact row (semantic ids then eos)
-SAMPLER_SCALE = 3.0  # random logits' std: peaked enough that top-p (not only top-k) cuts
+# random logits' std: 4 puts ~0.91 of the mass in the top 50 (iid Gaussian over 4,096; std 3:
+# 0.74), so top-p 0.9 cuts inside top-k in most rows and a sampler without it draws otherwise
+SAMPLER_SCALE = 4.0
 TEACHER_FORCED_MIN = 0.99  # share of draws (semantic + 9 codes per frame) equal, fp32 graph
 # fp32 graph vs reference logits, teacher-forced: measured max|d| 6.7e-6 slow, 8.6e-6 fast
 # (reduced, calibrated weights seed 0, draw seed 0, logits std 3); the bar is ~12x that
@@ -501,6 +503,28 @@ def teacher_forced_logits_rung(
     return Rung(name, "max_abs", threshold, compute, False)
 
 
+def ras_windows_rung(session, prompt: np.ndarray, config: Audio8Config, ref: R.Generation) -> Rung:
+    """The host's RAS window per frame (teacher-forced on the reference's columns) equals the
+    reference's: the publisher's first-frame quirk (frame 0's semantic never enters it) and the
+    roll. A window decides a draw only when the normal draw repeats a token in it, so the
+    draws alone can pass a wrong window."""
+
+    def compute() -> Measured:
+        got = _teacher_forced(session, prompt, config, ref)
+        pairs = list(zip(got, ref.frames, strict=False))
+        bad = [
+            k
+            for k, (f, r) in enumerate(pairs)
+            if not np.array_equal(np.asarray(f.window, np.int64), np.asarray(r.window, np.int64))
+        ]
+        note = f"{len(pairs) - len(bad)}/{len(pairs)} frames' windows equal"
+        if bad:
+            note += f"; first difference at frame {bad[0]}"
+        return Measured((len(pairs) - len(bad)) / max(len(pairs), 1), note)
+
+    return Rung("ar.ras_windows", "token_agreement", 1.0, compute, True)
+
+
 # -- 3. free run, graph vs reference ------------------------------------------------------------
 
 
@@ -841,6 +865,7 @@ __all__ = [
     "sampler_bundle",
     "teacher_forced_rung",
     "teacher_forced_logits_rung",
+    "ras_windows_rung",
     "free_run_rung",
     "codec_rung",
     "stream_vs_whole_rungs",

@@ -110,7 +110,8 @@ def _prefill_ignores_prompt() -> Callable:
 def _ras_off(self, logits, noise_slow, window):
     # the RAS draw is made but never taken
     _, normal_id, high_id = _ORIG_SEMANTIC(self, logits, noise_slow, window)
-    return normal_id, normal_id, high_id
+    # always normal_id, as its own tensor (an output may not alias another)
+    return torch.where(normal_id == high_id, high_id, normal_id), normal_id, high_id
 
 
 _ORIG_SEMANTIC = G.Audio8ARGraph._semantic
@@ -183,42 +184,12 @@ def _prompt_drops_first_column() -> Iterator[None]:
         yield
 
 
-class _NoQuirkSession:
-    """The frame loop without the publisher's first-frame quirk: frame 0's semantic enters the
-    RAS window (the window at step k holds frames 0..k-1's semantics, the last 10)."""
-
-    def __init__(self, session) -> None:
-        self._s = session
-        self._fed: list[int] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._s, name)
-
-    def reset_state(self, *a, **k):
-        self._fed = []
-        return self._s.reset_state(*a, **k)
-
-    def run(self, graph, function, inputs, *rest):
-        if function == G.FRAME:
-            self._fed.append(int(np.asarray(inputs["codes"]).reshape(-1)[0]))
-            size = len(np.asarray(inputs["window"]))
-            tail = np.array(self._fed[1:][-size:], np.int32)  # steps 1..k fed frames 0..k-1
-            window = np.full(size, -1, np.int32)
-            if tail.size:
-                window[-tail.size :] = tail
-            inputs = {**inputs, "window": window}
-        return self._s.run(graph, function, inputs, *rest)
+_ORIG_NEXT_WINDOW = AH.next_window
 
 
-@contextmanager
-def _no_first_frame_quirk() -> Iterator[None]:
-    orig = AH.generate
-
-    def generate(session, *a, **k):
-        return orig(_NoQuirkSession(session), *a, **k)
-
-    with _patched(AH, "generate", generate):
-        yield
+def _window_without_quirk(window: np.ndarray, step: int, semantic: int) -> np.ndarray:
+    # frame 0's semantic enters the window like every later one
+    return _ORIG_NEXT_WINDOW(window, step + 1, semantic)
 
 
 def _stride_blind_prefill(session, prompt, columns, config, state):
@@ -333,7 +304,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     _m(
         "ras-first-frame-quirk-removed",
         "the frame loop puts frame 0's semantic in the RAS window",
-        _no_first_frame_quirk,
+        lambda: _patched(AH, "next_window", _window_without_quirk),
     ),
     _m(
         "stride-blind-prefill-copy",

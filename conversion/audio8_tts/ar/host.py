@@ -58,6 +58,14 @@ def _prefill(session, prompt: np.ndarray, columns: int, config: Audio8Config, st
     return calls
 
 
+def next_window(window: np.ndarray, step: int, semantic: int) -> np.ndarray:
+    """The RAS window after `step` fed `semantic`: the publisher's `previous` is empty after
+    step 0 (frame 0's semantic never enters it), then rolls left and appends."""
+    if step == 0:
+        return np.full(len(window), -1, np.int32)
+    return np.concatenate([window[1:], [semantic]]).astype(np.int32)
+
+
 def check_budget(prompt_columns: int, max_frames: int, config: Audio8Config) -> None:
     """Raise before any compute when prompt + frames cannot fit the KV state."""
     # the prefill's last window writes 32 rows from its start
@@ -137,11 +145,7 @@ def generate(
         else:
             column = fc
         emitted.append(column[1:])
-        # the publisher's `previous`: empty after step 0, then roll left and append
-        if step == 0:
-            window = np.full(window_size, -1, np.int32)
-        else:
-            window = np.concatenate([window[1:], [column[0]]]).astype(np.int32)
+        window = next_window(window, step, int(column[0]))
     if emitted:
         result.codes = np.stack(emitted, axis=1)
     return result
