@@ -90,6 +90,29 @@ def reference_prompt(loaded: Loaded) -> np.ndarray:
     )
 
 
+VOICE_FRAMES = 4  # the voiced teacher-forced check: the prefill over a voice's codes matters
+
+
+def voice_case(config, seed: int) -> tuple[np.ndarray, str]:
+    """Seeded voice codes [10, 24] (4,096-entry semantic book, 1,024-entry others) and a
+    transcript: the voiced prompt's audio columns carry all ten code rows, a text-only prompt
+    none (its code rows are never read)."""
+    rng = np.random.default_rng([seed, 24])
+    codes = rng.integers(0, 1024, (config.num_codebooks, 24))
+    codes[0] = rng.integers(0, config.codebook_size, 24)
+    return codes, GR.PROMPT_REFERENCE_TEXT
+
+
+def reference_voice_run(loaded: Loaded, seed: int):
+    """The reference's run on the publisher-stated voiced prompt (`voice_case`)."""
+    config = loaded.config
+    codes, text = voice_case(config, seed)
+    prompt = publisher_prompt(
+        loaded.tokenizer, config.num_codebooks, config.semantic_begin_id, GATE_TEXT, codes, text
+    )
+    return GR.reference_run(loaded.lm, prompt, VOICE_FRAMES, seed)
+
+
 def ladder_rungs(
     loaded: Loaded,
     ab,
@@ -97,9 +120,11 @@ def ladder_rungs(
     ref,
     seed: int,
     precision: dict[str, Path] | None = None,
+    voice_ref=None,
 ) -> list[Rung]:
     """The gate's rungs on an open bundle `ab`, against the reference record `ref` (the
-    reference's free run on `prompt`: `GR.reference_run`, computed once by the caller)."""
+    reference's free run on `prompt`: `GR.reference_run`, computed once by the caller) and
+    `voice_ref` (`reference_voice_run`, likewise; None leaves the voiced row out)."""
     from conversion.core.runtime import IsolatedSession
 
     config = loaded.config
@@ -108,6 +133,16 @@ def ladder_rungs(
     # the codec reference reads the snapshot's file itself (codec/reference.py), not the
     # port's loaded modules
     codec = CR.read_state(loaded.folder / config.codec_filename)
+
+    voiced = []
+    if voice_ref is not None:
+        codes, text = voice_case(config, seed)
+        voice = Voice(codes=codes.astype(np.int32), text=text)
+        voiced_prompt = ab.prompt(GATE_TEXT, voice, VOICE_FRAMES)
+        name = "ar[fp32].teacher_forced_logits[voice]"
+        voiced.append(
+            GR.teacher_forced_logits_rung(ab.session, voiced_prompt, config, voice_ref, name)
+        )
 
     def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
         voice = None if codes is None else Voice(codes=codes.astype(np.int32), text=ref_text)
@@ -119,6 +154,7 @@ def ladder_rungs(
         GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
         GR.teacher_forced_logits_rung(ab.session, prompt, config, ref),
         GR.ras_windows_rung(ab.session, prompt, config, ref),
+        *voiced,
         GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
         GR.codec_rung(ab.session, codec, codec_cfg, seed),
         *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
@@ -158,7 +194,8 @@ def run_gate(
             file=sys.stderr,
         )
         ref = GR.reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
-        rungs = ladder_rungs(loaded, ab, prompt, ref, seed, precision)
+        voice_ref = reference_voice_run(loaded, seed)
+        rungs = ladder_rungs(loaded, ab, prompt, ref, seed, precision, voice_ref)
         report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
     emit(report, json_path, markdown)
     return 0 if report.passed else 1

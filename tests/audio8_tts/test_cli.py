@@ -79,6 +79,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
         "ar[fp32].teacher_forced_draws",
         "ar[fp32].teacher_forced_logits",
         "ar.ras_windows",
+        "ar[fp32].teacher_forced_logits[voice]",
         "ar[fp32].free_run",
         "codec.window",
         "codec.stream_vs_whole[w0].max_abs",
