@@ -48,6 +48,7 @@ def _port_parts() -> tuple:
         G._draw,
         AH.generate,
         AH._prefill,
+        AH.next_window,
         CH.window_plan,
         CG.CodecDecode.forward,
         CG.CodecEncode.forward,
