@@ -11,6 +11,7 @@ card's (`voxport gate kokoro --config reduced --mutants`).
 from __future__ import annotations
 
 import hashlib
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from conversion.kokoro import alignment, host, mutants, pipeline, source, weight
 from conversion.kokoro.gate import record_cases
 from conversion.kokoro.port import PORT
 from conversion.kokoro.text import chunks
+from gates.mutants import Mutant
 
 # What each CI fault must fail first, written out here (rung names begin with these).
 FIRST_KILLER = {
@@ -35,6 +37,9 @@ FIRST_KILLER = {
     "prosody-mask-one-frame-short": "prosody:",
 }
 CI_SEED = 0  # `voxport gate`'s default seed, the one CI's gate runs at
+# A "fault" that changes nothing must survive: the ladder kills faults, not every row (a
+# replay or a rung that failed whatever it was given would kill this one too).
+CONTROL = Mutant("control-no-fault", "nothing is changed", nullcontext)
 
 
 def _port_fingerprint() -> list[object]:
@@ -74,7 +79,7 @@ def kill_table():
     bundle = PORT.ensure_bundle(folder, config, "reduced", "fp32", loaded=kmodel)
     before = _tree_digest(bundle), _port_fingerprint()
     cases = record_cases(kmodel, "reduced", CI_SEED)
-    table = mutants.run_mutants(kmodel, bundle, cases, mutants.REDUCED, quick=True)
+    table = mutants.run_mutants(kmodel, bundle, cases, [*mutants.REDUCED, CONTROL], quick=True)
     print(table.markdown())
     return table, before, (_tree_digest(bundle), _port_fingerprint())
 
@@ -93,18 +98,21 @@ def test_the_unbroken_port_passes_and_every_fault_is_killed(kill_table):
     assert not table.baseline_failures, table.baseline_failures
     errors = {o.name: o.error for o in table.outcomes if o.error}
     assert not errors, errors  # a fault that crashes before the ladder is not a kill
-    assert table.survivors == [], table.markdown()
-    assert table.passed and table.killed == table.total == len(mutants.REDUCED)
+    assert table.survivors == [CONTROL.name], table.markdown()
+    assert table.killed == len(mutants.REDUCED)
 
 
 @pytest.mark.slow
 def test_each_fault_is_caught_by_its_own_rung(kill_table):
     table, _, _ = kill_table
-    first = {o.name: o.killed_by[0] for o in table.outcomes if o.killed_by}
+    first = {
+        o.name: (o.killed_by or ["survived"])[0] for o in table.outcomes if o.name != CONTROL.name
+    }
     wrong = {n: r for n, r in first.items() if not r.startswith(FIRST_KILLER[n])}
     assert not wrong, wrong
     # Stopped at its first failure: one rung per row, and a rung of the baseline's ladder.
-    assert all(len(o.killed_by) == 1 and o.killed_by[0] in table.rungs for o in table.outcomes)
+    rows = [o for o in table.outcomes if o.name != CONTROL.name]
+    assert all(len(o.killed_by) == 1 and o.killed_by[0] in table.rungs for o in rows)
 
 
 @pytest.mark.slow
