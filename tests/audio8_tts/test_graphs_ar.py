@@ -74,9 +74,14 @@ def bundle(lm, tmp_path_factory):
     return dest
 
 
+def _emitted(gen: R.Generation) -> list:
+    """The frames that fed a column: all but an eos frame (the calibrated weights draw eos)."""
+    return gen.frames[: gen.codes.shape[1]]
+
+
 def _columns(gen: R.Generation) -> np.ndarray:
-    """[frames, 11] the columns the reference fed after each frame."""
-    sem = np.array([f.semantic for f in gen.frames])[None]
+    """[frames, 11] the columns the reference fed after each frame (an eos frame feeds none)."""
+    sem = np.array([f.semantic for f in _emitted(gen)])[None]
     return np.concatenate([sem, gen.codes], axis=0).T
 
 
@@ -140,7 +145,7 @@ def _check_teacher_forced(prefill, frame, lm, prompt, ref):
 def _free_run(frame, prompt, ref):
     """The host loop without forcing: the RAS window kept the publisher's way."""
     column, window, codes = prompt[:, P - 1], None, []
-    for k, f in enumerate(ref.frames):
+    for k, f in enumerate(_emitted(ref)):
         w = np.full(10, -1) if window is None else window
         o = frame(_frame_inputs(column, P - 1 + k, f.u_slow, w, f.u_fast))
         column = np.concatenate([o["semantic"], o["codes"]])
@@ -265,7 +270,7 @@ def _graph_vs_reference(model, graph, prompt) -> dict:
     _prefill(prefill, prompt, P - 1)
     cols, column = _columns(ref), prompt[:, P - 1]
     same = slow = fast = 0.0
-    for k, f in enumerate(ref.frames):
+    for k, f in enumerate(_emitted(ref)):
         o = frame(_frame_inputs(column, P - 1 + k, f.u_slow, f.window, f.u_fast, cols[k]))
         same += int(o["semantic"][0] == f.semantic) + int((o["codes"][1:] == f.codes[1:]).sum())
         slow = max(slow, float(np.abs(o["logits"][0] - f.logits).max()))
@@ -275,7 +280,7 @@ def _graph_vs_reference(model, graph, prompt) -> dict:
     _prefill(prefill, prompt, P - 1)
     free = _free_run(frame, prompt, ref)
     return {
-        "teacher_forced": same / (len(ref.frames) * C.num_codebooks),
+        "teacher_forced": same / (len(_emitted(ref)) * C.num_codebooks),
         "slow_max_abs": slow,
         "fast_max_abs": fast,
         "free_run": float((free == ref.codes).mean()),
