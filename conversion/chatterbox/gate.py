@@ -65,7 +65,10 @@ GATE_TEXT = "Hello from voxport."
 # T3's step budget: the publisher's loop runs to its stop token or to this many steps (the
 # calibrated random weights stop inside it: calibration.STOP_STEP)
 GATE_TOKENS = {"reduced": 24, "published": 40}
-COS_T3 = 0.9999
+# fp32 T3 logits (teacher-forced and e2e) vs the oracle's: measured 1 - 3e-13 reduced and 1
+# (>= 0.9999995) published; a KV row or a prefill row one off scores above 0.9999 (the bar
+# before issue 20's mutation tests), so the bar is six nines
+COS_T3 = 0.999999
 # int8 T3's teacher-forced logits (cond and uncond rows) vs the oracle's fp32: measured, see
 # the card (worst over the seeds run).
 COS_T3_INT8 = 0.999
@@ -74,8 +77,9 @@ COS_MU = 0.999
 COS_MEL = 0.999
 MAGSPEC_HIFT = 0.999
 # HiFT's wav sample by sample (the oracle's draws replayed), full scale 0.99: the port's float
-# error measured 8.5e-4 (reduced, weights seed 0, seed 0: exp() of log-magnitudes up to a few
-# nats amplifies it); a source STFT padded by replication instead of reflection moves 0.12
+# error measured 1.1e-3, 2.3e-3, 2.8e-3 (reduced, weights seed 0, seeds 0/1/2: exp() of
+# log-magnitudes up to a few nats amplifies it); a source STFT padded by replication instead
+# of reflection moved 0.12
 MAX_ABS_HIFT = 1e-2
 MAGSPEC_E2E = 0.99
 # int8 T3: per-step draws from int8 logits vs the oracle's, with the oracle's uniforms. Random
