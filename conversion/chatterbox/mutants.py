@@ -30,6 +30,7 @@ from gates.ladder import LadderReport, run_ladder
 from gates.mutants import KillTable, Mutant, run_catalogue, select
 
 from . import pipeline
+from . import text as text_mod
 from .flow import graphs as flow_graphs
 from .flow import host as flow_host
 from .hift import graphs as hift_graphs
@@ -116,6 +117,16 @@ def _sampling(**changes: Any):
         return lambda self: dataclasses.replace(original(self), **changes)
 
     return _wrap(pipeline.SpeakOptions, "sampling", make)
+
+
+def _no_eot():
+    def make(original):
+        def faulty(self, text, budget):
+            return [dataclasses.replace(c, ids=c.ids[:-1]) for c in original(self, text, budget)]
+
+        return faulty
+
+    return _wrap(text_mod.TextTokenizer, "chunks", make)
 
 
 # ---------------------------------------------------------------------------- flow (host)
@@ -212,9 +223,9 @@ def _graph_input_zeroed(cls: type, argument: str):
         def faulty(self, *args, **kwargs):
             args = list(args)
             if argument in kwargs:
-                kwargs[argument] = kwargs[argument] * 0.0
+                kwargs[argument] = kwargs[argument] * 0
             else:
-                args[index] = args[index] * 0.0
+                args[index] = args[index] * 0
             return original(self, *args, **kwargs)
 
         return faulty
@@ -223,6 +234,7 @@ def _graph_input_zeroed(cls: type, argument: str):
 
 
 CATALOGUE: tuple[Mutant, ...] = (
+    Mutant("text-no-eot", "voxport's text path drops the end-of-text id", _no_eot()),
     Mutant(
         "t3-ignores-speech-token",
         "T3 decode rows carry the position but not the drawn token's embedding",
@@ -300,6 +312,12 @@ CATALOGUE: tuple[Mutant, ...] = (
         "the HiFT trunk graph ignores its mel (zeroed)",
         _graph_input_zeroed(hift_graphs.Trunk, "mel"),
         graph=hift_graphs.TRUNK_GRAPH,
+    ),
+    Mutant(
+        "encoder-ignores-tokens",
+        "the flow encoder graph ignores its speech tokens (all id 0)",
+        _graph_input_zeroed(flow_graphs.FlowEncoder, "tokens"),
+        graph=flow_graphs.ENCODER_GRAPH,
     ),
     Mutant(
         "estimator-ignores-spks",
