@@ -256,10 +256,10 @@ def random_lm_state(
     return {k: v.to(dtype) for k, v in state.items()}
 
 
-def random_model(config: Audio8Config, seed: int = 0) -> Audio8LM:
+def random_model(config: Audio8Config, seed: int = 0, calibrated: bool = True) -> Audio8LM:
     """A seeded random reference Audio8LM (the weights `random_lm_state` draws)."""
     model = Audio8LM(config).eval()
-    model.load_state_dict(random_lm_state(config, seed))
+    model.load_state_dict(random_lm_state(config, seed, calibrated=calibrated))
     return model
 
 

@@ -34,7 +34,9 @@ SEED = 3  # the reference takes the RAS draw in this run
 
 @pytest.fixture(scope="module")
 def lm():
-    return random_model(C, seed=0)
+    # the plain draws: these crafted prompts end on audio columns, where the calibrated eos
+    # comes at once; the calibrated weights are gated end to end (test_cli, test_mutants)
+    return random_model(C, seed=0, calibrated=False)
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,9 @@ SEED = 3  # uniforms seed; frame 3 of this run takes the RAS draw
 
 @pytest.fixture(scope="module")
 def lm():
-    return random_model(C, seed=0)
+    # the plain draws: these crafted prompts end on audio columns, where the calibrated eos
+    # comes at once; the calibrated weights are gated end to end (test_cli, test_mutants)
+    return random_model(C, seed=0, calibrated=False)
 
 
 @pytest.fixture(scope="module")
@@ -350,16 +352,11 @@ def test_a_wrong_reference_fails_the_graph_comparison(bug, prompt, monkeypatch):
     """The graph is built from the weights alone, so a bug put into the reference is not in
     the graph: the comparison fails the gate's teacher-forced rung (draw agreement < 0.99) and
     its free-run rung (codes differ)."""
-    model = random_model(C, seed=0)
+    model = random_model(C, seed=0, calibrated=False)
     bug(model, monkeypatch)
     graph = G.Audio8ARGraph.from_model(model).eval()  # reads the config and the weights only
     m = _graph_vs_reference(model, graph, prompt)
     assert not _passes(m), m
-    if bug is _eps_1e5:
-        # the calibrated weights' peaked logits (calibration.py) keep every draw of this small
-        # change (logits max|d| ~0.05 of std 3): only the logits tolerance catches it
-        assert max(m["slow_max_abs"], m["fast_max_abs"]) > 1e-2, m
-        return
     assert m["teacher_forced"] < TEACHER_FORCED_MIN, m
     assert m["free_run"] < FREE_RUN_MIN, m
 

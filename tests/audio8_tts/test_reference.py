@@ -31,7 +31,9 @@ N_DRAWS = 1000
 
 @pytest.fixture(scope="module")
 def model():
-    return random_model(C, seed=0)
+    # the plain draws: these crafted prompts end on audio columns, where the calibrated eos
+    # comes at once; the calibrated weights are gated end to end (test_cli, test_mutants)
+    return random_model(C, seed=0, calibrated=False)
 
 
 def _prompt(seed: int = 1, width: int = 20) -> np.ndarray:
