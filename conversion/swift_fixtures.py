@@ -3,7 +3,8 @@
 The Swift tests compare their manifest decoding, content hashes, bucket choice, npy/npz reader,
 wav writer and DSP against what this module writes, so every expected value here comes from the
 code Swift must agree with: `conversion.core.bundle` (BundleWriter, content_hash, verify_bundle),
-`conversion.core.buckets`, `conversion.core.audio_io`, numpy's own writers, and torch for the DSP.
+`conversion.core.host.buckets`, `conversion.core.host.audio_io`, numpy's own writers, and torch
+for the DSP.
 
 Run: `python -m conversion.swift_fixtures ios/Tests/Fixtures`. The output is the same bytes on
 every run (fixed seeds), with two pinned clocks: np.savez stamps every zip member with the local
@@ -14,7 +15,7 @@ not covered by any hash, and the Swift tests never read `created`).
 The bundle's graph assets are synthetic folders named `*.asset` (a real `.aimodel` embeds its
 creation date and writes its metadata keys in no fixed order, so it cannot be byte-stable; and
 the repository ignores `*.aimodel/`). Their `functions` entries come from
-`conversion.core.export.export_program`, the exact descriptors an export records, and their
+`conversion.core.export.program.export_program`, the exact descriptors an export records, and their
 `sha256` from `content_hash` over the folder.
 """
 
@@ -41,11 +42,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from conversion.core import bundle as core_bundle
-from conversion.core import dsp
-from conversion.core.audio_io import write_wav
-from conversion.core.buckets import BucketTable
 from conversion.core.errors import BundleIntegrityError, UserError
-from conversion.core.export import FunctionSpec, bucketed_functions, export_program
+from conversion.core.export.program import FunctionSpec, bucketed_functions, export_program
+from conversion.core.host import dsp
+from conversion.core.host.audio_io import write_wav
+from conversion.core.host.buckets import BucketTable
 from conversion.core.threads import pin_torch_threads
 
 INDEX = "index.json"

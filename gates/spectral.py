@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conversion.core import dsp
+from conversion.core.host import dsp
 
 
 def stft_magnitude(x: np.ndarray, n_fft: int = 1024, hop: int = 256) -> np.ndarray:

@@ -9,8 +9,8 @@ import pytest
 import soundfile as sf
 
 from conversion.cli.main import main
-from conversion.core.audio_io import write_wav
 from conversion.core.errors import UserError
+from conversion.core.host.audio_io import write_wav
 
 
 def test_wav_has_the_umask_mode_and_the_samples(tmp_path):
@@ -49,7 +49,7 @@ def test_a_killed_writers_partial_wav_is_removed_by_the_next_write(tmp_path):
     import subprocess
     import sys
 
-    from conversion.core.audio_io import streamed_wav
+    from conversion.core.host.audio_io import streamed_wav
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

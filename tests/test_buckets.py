@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.core.buckets import (
+from conversion.core.bundle import BundleWriter
+from conversion.core.errors import BucketOverflowError
+from conversion.core.export.program import GraphSpec, bucketed_functions
+from conversion.core.host.buckets import (
     Bucket,
     BucketTable,
     length_mask,
@@ -12,10 +15,7 @@ from conversion.core.buckets import (
     padding_waste,
     trim,
 )
-from conversion.core.bundle import BundleWriter
-from conversion.core.errors import BucketOverflowError
-from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 
 
 def test_select_smallest_that_fits():

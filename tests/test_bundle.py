@@ -10,8 +10,8 @@ import torch
 
 from conversion.core.bundle import BundleWriter, load_manifest
 from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
-from conversion.core.export import FunctionSpec, GraphSpec
-from conversion.core.runtime import Session
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.runtime.session import Session
 from conversion.selftest import graphs as sg
 
 

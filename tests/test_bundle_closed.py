@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conversion.cli import registry
-from conversion.core import sideload
 from conversion.core.bundle import BundleWriter, is_plain_name, load_manifest
 from conversion.core.errors import BundleIntegrityError, UserError
+from conversion.device import sideload
 from conversion.selftest import graphs as sg
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,7 +90,7 @@ def test_serve_of_an_escaping_graph_name_writes_nothing_outside(bundle, tmp_path
     os.makedirs(env["TMPDIR"])
     for no_verify in ([], ["--no-verify"]):
         r = subprocess.run(
-            [sys.executable, "-m", "conversion.core.serve", str(bundle), *no_verify],
+            [sys.executable, "-m", "conversion.core.runtime.serve", str(bundle), *no_verify],
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ import pytest
 from conversion.core import bundle_lock
 from conversion.core.bundle import BundleWriter, key_digest, load_manifest
 from conversion.core.errors import BundleKeyMismatchError
-from conversion.core.runtime import IsolatedSession, Session
+from conversion.core.runtime.session import IsolatedSession, Session
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 
@@ -173,7 +173,7 @@ def test_a_session_on_another_key_than_asked_for_is_an_error_naming_both(two_key
 
 def test_a_worker_refuses_a_bundle_whose_key_is_not_the_one_its_parent_checked(two_keys):
     (a, key_a), (_, key_b) = two_keys
-    argv = [sys.executable, "-m", "conversion.core.serve", str(a), "--no-verify"]
+    argv = [sys.executable, "-m", "conversion.core.runtime.serve", str(a), "--no-verify"]
     proc = subprocess.run(
         [*argv, f"--key={key_digest(key_b)}"], capture_output=True, text=True, timeout=120
     )

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIVERS = Path(__file__).with_name("coreai_doctor_waivers.toml")
 BLOCKING = ("fatal", "silent")  # doctor's exit-2 class
 # The self-test graphs linted as a bundle (the cheapest export, ~5 s): a plain fp32 graph and the
-# core sampler (a graph of conversion/core/sampling.py). Models' reduced bundles are the ones
+# core sampler (a graph of conversion/core/host/sampling.py). Models' reduced bundles are the ones
 # their CLI tests exported earlier in the session (see `bundles`).
 SELFTEST_GRAPHS = ["conv", "sampler"]
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conversion.cli.main import main
-from conversion.core.device_bench import summarize
+from conversion.device.device_bench import summarize
 
 from .fake_xcrun import install, no_xcrun
 

@@ -1,4 +1,4 @@
-"""conversion.core.dsp against torch.stft / torch.istft: host numpy, eager modules, Core AI."""
+"""conversion.core.host.dsp against torch.stft / torch.istft: host numpy, eager modules, Core AI."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.core import dsp
-from conversion.core.testing import run_through_coreai
+from conversion.core.host import dsp
+from tests.roundtrip import run_through_coreai
 
 # (n_fft, hop, win_length, center): Kokoro's generator, Chatterbox HiFT, a mel-sized one,
 # a window shorter than n_fft, an odd n_fft, and center=False.

@@ -6,11 +6,11 @@ import torch
 
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, UserError
-from conversion.core.export import FunctionSpec, GraphSpec
-from conversion.core.runtime import Session
-from conversion.core.testing import run_through_coreai
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.runtime.session import Session
 from conversion.selftest import graphs as sg
 from gates.metrics import psnr
+from tests.roundtrip import run_through_coreai
 
 PROMPT = [3, 14, 15, 9, 2, 6, 5, 35]
 

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from conversion.cli.main import main
-from conversion.core.audio_io import write_wav
 from conversion.core.bundle import load_manifest
+from conversion.core.host.audio_io import write_wav
 from conversion.core.paths import no_space_message, staging_folder, sweep_stale_staging
 from tests.test_bundle import _mlp_bundle
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from conversion.core.errors import ExportLintError
-from conversion.core.testing import run_through_coreai
+from tests.roundtrip import run_through_coreai
 
 
 class Stft(torch.nn.Module):
@@ -53,7 +53,7 @@ class Double(torch.nn.Module):
 
 
 CASES = [
-    (Stft(), {"x": torch.randn(64)}, "stft/fft", "conversion.core.dsp"),
+    (Stft(), {"x": torch.randn(64)}, "stft/fft", "conversion.core.host.dsp"),
     (Rfft(), {"x": torch.randn(2, 64)}, "stft/fft", "host"),
     (Noise(), {"x": torch.randn(2, 8)}, "rand*", "input"),
     (Multinomial(), {"x": torch.randn(2, 8)}, "multinomial", "Gumbel-max"),

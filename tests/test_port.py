@@ -13,7 +13,7 @@ from conversion.cli.main import _parse, _validate
 from conversion.core import bundle_lock
 from conversion.core.bundle import BundleWriter, load_manifest
 from conversion.core.errors import UserError
-from conversion.core.export import AssetInfo
+from conversion.core.export.program import AssetInfo
 from conversion.core.port import BundleKey, ModelPort, check_port
 
 MODELS = ("kokoro", "chatterbox", "audio8_tts")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.profile import profile_bundle, profile_calls, profile_markdown
-from conversion.core.runtime import Session, TimedSession
+from conversion.core.runtime.profile import profile_bundle, profile_calls, profile_markdown
+from conversion.core.runtime.session import Session, TimedSession
 from conversion.selftest import graphs as sg
 
 ROWS = 64

@@ -16,10 +16,10 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
-import conversion.core.sampling as core_sampling
+import conversion.core.host.sampling as core_sampling
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
-from conversion.core.sampling import (
+from conversion.core.host.sampling import (
     DEFAULT_CANDIDATES,
     HF_ORDER,
     GumbelSampler,
@@ -210,8 +210,8 @@ def test_configs_exercise_the_filters() -> None:
 def coreai_sampler(tmp_path_factory):
     """One bundle, one function per config (B=1, V=1024), loaded once."""
     from conversion.core.bundle import BundleWriter
-    from conversion.core.export import FunctionSpec, GraphSpec
-    from conversion.core.runtime import Session
+    from conversion.core.export.program import FunctionSpec, GraphSpec
+    from conversion.core.runtime.session import Session
 
     samplers = {n: GumbelSampler(V, cfg) for n, (cfg, _) in CONFIGS.items()}
     spec = GraphSpec(

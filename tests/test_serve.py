@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from conversion.cli.main import main as cli_main
-from conversion.core import worker_protocol as wp
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import InputSpecError, UserError
-from conversion.core.runtime import IsolatedSession, RuntimeTimeout, Session
+from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.session import IsolatedSession, RuntimeTimeout, Session
 from conversion.selftest.graphs import greedy_runtime
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
@@ -38,7 +38,7 @@ def reference(bundle):
 
 
 class Child:
-    """A `python -m conversion.core.serve` child spoken to frame by frame."""
+    """A `python -m conversion.core.runtime.serve` child spoken to frame by frame."""
 
     def __init__(self, argv: list[str], stderr) -> None:
         self.proc = subprocess.Popen(
@@ -69,7 +69,7 @@ class Child:
 @pytest.fixture(scope="module")
 def server(bundle, tmp_path_factory):
     log = open(tmp_path_factory.mktemp("log") / "stderr.txt", "w+b")
-    child = Child([sys.executable, "-m", "conversion.core.serve", str(bundle)], log)
+    child = Child([sys.executable, "-m", "conversion.core.runtime.serve", str(bundle)], log)
     yield child
     child.close()
     log.close()
@@ -214,7 +214,8 @@ def test_stdout_carries_only_frames(bundle, tmp_path):
     """Prints and raw fd-1 writes inside the server go to stderr, never between frames."""
     noisy = (
         "import os, sys\n"
-        "from conversion.core import runtime, serve\n"
+        "from conversion.core.runtime import session as runtime\n"
+        "from conversion.core.runtime import serve\n"
         "orig = runtime.Session.run\n"
         "def run(self, *a, **k):\n"
         "    print('stray print'); os.write(1, b'stray fd write\\n')\n"
@@ -244,7 +245,7 @@ def test_stdout_carries_only_frames(bundle, tmp_path):
 
 def test_garbage_on_stdin_gets_one_error_frame_then_exit(bundle):
     done = subprocess.run(
-        [sys.executable, "-m", "conversion.core.serve", str(bundle), "--graphs="],
+        [sys.executable, "-m", "conversion.core.runtime.serve", str(bundle), "--graphs="],
         input=b"\x05\x00\x00\x00hello",
         capture_output=True,
         timeout=300,
@@ -325,7 +326,7 @@ class _HungChild(IsolatedSession):
     def _command(self) -> list[str]:
         script = (
             "import sys, time\n"
-            "from conversion.core import worker_protocol as wp\n"
+            "from conversion.core.runtime import worker_protocol as wp\n"
             "wp.write_frame(sys.stdout.buffer, {'ok': True, 'op': 'ready', "
             "'protocol': wp.PROTOCOL, 'model': 'core'})\n"
             "time.sleep(120)\n"

@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from conversion.cli.main import main as cli_main
-from conversion.core import worker_protocol as wp
 from conversion.core.bundle import load_manifest
-from conversion.core.runtime import LOWERED_PREFIX, Session
-from conversion.core.testing import export_single
+from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.session import LOWERED_PREFIX, Session
+from tests.roundtrip import export_single
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
 STEPS = [7, 2, 5]  # the decode steps' tokens (any: the test compares, it does not sample)
@@ -329,7 +329,7 @@ def test_a_state_named_like_an_input_is_refused_clearly(server, tmp_path):
 def test_the_worker_exits_0_and_removes_its_lowered_folder(core_bundle, tmp_path, close):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    argv = [sys.executable, "-m", "conversion.core.serve", "--assets"]
+    argv = [sys.executable, "-m", "conversion.core.runtime.serve", "--assets"]
     with open(tmp_path / "stderr.txt", "w+b") as log:
         child = AssetChild(argv, tmp, log)
         assert child.ready["mode"] == "assets" and child.lowered() == []

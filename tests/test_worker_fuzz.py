@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conversion.core import serve
-from conversion.core import worker_protocol as wp
 from conversion.core.errors import UserError
-from conversion.core.runtime import Session
+from conversion.core.runtime import serve
+from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.session import Session
 
 SEED = 21
 FRAMES = 3000  # sent to the real worker (each mutation is one frame, or a few run together)
@@ -284,7 +284,7 @@ def test_the_parser_refuses_mutated_frames_with_protocol_errors_only():
 
 
 class _Worker:
-    """One `python -m conversion.core.serve --assets` (no bundle needed: it starts in ~0.3 s).
+    """One `python -m conversion.core.runtime.serve --assets` (no bundle needed: starts in ~0.3 s).
     `ready()` waits for its ready frame, so the next worker can start while this one works."""
 
     def __init__(self, tmp: Path, n: int) -> None:
@@ -292,7 +292,7 @@ class _Worker:
         env = {**os.environ, "TMPDIR": str(tmp)}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "conversion.core.serve", "--assets"],
+                [sys.executable, "-m", "conversion.core.runtime.serve", "--assets"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, bufsize=0,
             )  # fmt: skip
         self.chan = wp.PipeChannel(self.proc.stdout.fileno(), self.proc.stdin.fileno())

@@ -1,5 +1,5 @@
 """A killed parent takes its workers with it within a second (issue 21, deliverable 4): the
-worker notices its parent's death itself (`conversion.core.parent_watch`), also while it is
+worker notices its parent's death itself (`conversion.core.runtime.parent_watch`), also while it is
 busy in a long call, when the end of its stdin cannot reach it.
 
 Each test starts a small parent process that spawns a real `voxport serve --assets` worker,
@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conversion.core import parent_watch
-from conversion.core.runtime import LOWERED_PREFIX
+from conversion.core.runtime import parent_watch
+from conversion.core.runtime.session import LOWERED_PREFIX
 
 BOUND_S = 2.0  # the worker polls every 0.2 s; the rest is slack for a loaded 2-core machine
 SETUP_S = 120  # starting the parent and the worker, loading the asset (not a timed assert)
@@ -30,14 +30,14 @@ SETUP_S = 120  # starting the parent and the worker, loading the asset (not a ti
 # worker has loaded the asset and started its long call, then waits to be killed.
 PARENT = r"""
 import os, subprocess, sys, threading, time
-from conversion.core import worker_protocol as wp
+from conversion.core.runtime import worker_protocol as wp
 
 mode, asset, busy_file = sys.argv[1:4]
 # `voxport serve --assets` with one op made long (a runtime call of minutes, as a
 # published-size graph's): busy in it, the worker cannot see the end of its stdin.
 WORKER = (
     "import sys, time\n"
-    "from conversion.core import serve\n"
+    "from conversion.core.runtime import serve\n"
     "def busy(self, header, arrays):\n"
     f"    open({busy_file!r}, 'w').close()\n"
     "    time.sleep(120)\n"
@@ -52,7 +52,7 @@ def spawn():
     if mode == "plain":  # as VoxportKit's WorkerProcess spawns it: nothing in its environment
         env = {k: v for k, v in os.environ.items() if not k.startswith("VOXPORT_P")}
     else:  # as IsolatedSession spawns it
-        from conversion.core import parent_watch
+        from conversion.core.runtime import parent_watch
 
         env = parent_watch.child_env()
     p = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
@@ -137,7 +137,7 @@ def test_a_worker_whose_parent_died_before_it_started_watching_ends_at_once(tmp_
     worker was starting: the worker's parent is already another process when it looks."""
     code = (
         "import os, time\n"
-        "from conversion.core import parent_watch\n"
+        "from conversion.core.runtime import parent_watch\n"
         "with parent_watch.watching(lambda: os.write(1, b'cleaned up\\n')):\n"
         "    time.sleep(60)\n"
     )

@@ -14,9 +14,9 @@ import numpy as np
 import psutil
 import pytest
 
-from conversion.core.audio_io import streamed_wav, write_wav
-from conversion.core.loaded_bundle import LoadedBundle
-from conversion.core.workers import WorkerPool
+from conversion.core.host.audio_io import streamed_wav, write_wav
+from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.workers import WorkerPool
 from tests.test_bundle import _mlp_bundle
 
 WAIT_S = 30.0  # an event that never comes fails the test instead of hanging it

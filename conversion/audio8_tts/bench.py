@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from conversion.core.errors import UserError
-from conversion.core.profile import add_profile, profile_calls
+from conversion.core.runtime.profile import add_profile, profile_calls
+from conversion.core.runtime.workers import WorkerPool
 from conversion.core.threads import EAGER_THREADS
-from conversion.core.workers import WorkerPool
 
 from . import reference as R
 from .gate import GATE_FRAMES, GATE_TEXT

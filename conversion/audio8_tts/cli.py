@@ -79,7 +79,7 @@ def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
     the codec windows (and writes their audio) while worker 0 draws frames."""
     import soundfile as sf
 
-    from conversion.core.workers import WorkerPool
+    from conversion.core.runtime.workers import WorkerPool
 
     from .pipeline import Audio8Bundle
     from .voice import register

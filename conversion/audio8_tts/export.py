@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.export import AssetInfo
-from conversion.core.precision import Precision
+from conversion.core.export.precision import Precision
+from conversion.core.export.program import AssetInfo
 from conversion.core.progress import progress_steps
 
 from .ar.graphs import ar_graph_spec

@@ -4,7 +4,7 @@ Each builder returns `Rung`s whose compute runs lazily inside `gates.ladder.run_
 
 1. `sampler_rungs`: the graph's sampler (`ar.graphs.draw_tokens`) exported alone into a
    temp bundle (functions `draw_20` / `draw_1000`, cached per process) vs the NumPy sampler
-   (`conversion.core.sampling.sample`, `AUDIO8_ORDER`, top-k 50, top-p 0.9, T 0.7) on random
+   (`conversion.core.host.sampling.sample`, `AUDIO8_ORDER`, top-k 50, top-p 0.9, T 0.7) on random
    [N, 4097] logits with the same uniforms: 20/20, then 1,000/1,000;
 2. `teacher_forced_rung`: `reference.generate` free (seeded uniforms) gives the reference's
    columns and draws; the bundle's `ar` graph is teacher-forced on those columns with the same
@@ -40,7 +40,7 @@ import torch
 from torch import nn
 
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
-from conversion.core.sampling import U_MAX, U_MIN, SamplingConfig, sample
+from conversion.core.host.sampling import U_MAX, U_MIN, SamplingConfig, sample
 from gates.ladder import Measured, Rung
 from gates.metrics import cosine as _cos
 
@@ -297,7 +297,7 @@ def sampler_bundle(
     """A temp bundle holding graph "sampler" with one function `draw_{N}` per size (cached per
     process: the export is done once whatever the number of gate runs)."""
     from conversion.core.bundle import BundleWriter
-    from conversion.core.export import FunctionSpec, GraphSpec
+    from conversion.core.export.program import FunctionSpec, GraphSpec
 
     key = (tuple(sizes), width, top_k, top_p, temperature)
     if key in _SAMPLER_BUNDLES and _SAMPLER_BUNDLES[key].exists():
@@ -338,7 +338,7 @@ def sampler_rungs(seed: int = 0, isolate: bool = True) -> list[Rung]:
 
     def graph_draws(n: int) -> np.ndarray:
         if n not in memo:  # one child process (or session) for both sizes
-            from conversion.core.runtime import IsolatedSession, Session
+            from conversion.core.runtime.session import IsolatedSession, Session
 
             bundle = sampler_bundle()
             with (IsolatedSession if isolate else Session)(bundle) as s:

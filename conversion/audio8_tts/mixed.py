@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from conversion.core.export import GraphSpec
+from conversion.core.export.program import GraphSpec
 
 from .ar.graphs import Audio8ARGraph, ar_graph_spec
 

@@ -25,8 +25,8 @@ from functools import partial
 import numpy as np
 
 from conversion.core.errors import UserError
-from conversion.core.loaded_bundle import LoadedBundle
-from conversion.core.workers import Background, WorkerPool
+from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.workers import Background, WorkerPool
 
 from .ar import host as host_frames
 from .codec import host as host_codec

@@ -44,7 +44,7 @@ from collections.abc import Callable
 import numpy as np
 
 from conversion.core.errors import UserError
-from conversion.core.text_split import split_to_fit
+from conversion.core.host.text_split import split_to_fit
 
 from .config import Audio8Config
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conversion.core.sampling import SamplingOrder
+from conversion.core.host.sampling import SamplingOrder
 
 from .config import Audio8Config
 

@@ -34,12 +34,11 @@ T3
   its text is spoken; here inside the gate's step budget).
 
 `stats` measures what these aim for on a recorded run (printed by `python -m
-conversion.chatterbox.calibration`, quoted on the card).
+conversion.chatterbox.calibration_report`, quoted on the card).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from typing import Any
 
@@ -202,32 +201,3 @@ def t3_stats(fx: Any) -> dict[str, Any]:
 def stats(model: Any, fx: Any) -> dict[str, Any]:
     """The calibration's statistics on a recorded oracle run `fx` (oracle.record)."""
     return {**hift_stats(model, fx.intermediates["mel"]), **t3_stats(fx)}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the statistics for the random snapshot at a config / weights seed / draw seed."""
-    from conversion.core.threads import pin_torch_threads
-
-    from .config import by_name
-    from .gate import GATE_TEXT, GATE_TOKENS
-    from .oracle import record
-    from .port import PORT
-    from .weights import load_model
-
-    parser = argparse.ArgumentParser(prog="python -m conversion.chatterbox.calibration")
-    parser.add_argument("--config", default="reduced")
-    parser.add_argument("--weights-seed", type=int, default=0)
-    parser.add_argument("--seeds", default="0,1,2", help="draw seeds (comma-separated)")
-    args = parser.parse_args(argv)
-    pin_torch_threads()
-    config = by_name(args.config)
-    model = load_model(PORT.resolve_weights("random", config, args.weights_seed), config)
-    for seed in [int(s) for s in args.seeds.split(",")]:
-        fx = record(model, GATE_TEXT, seed=seed, max_new_tokens=GATE_TOKENS[config.name])
-        s = stats(model, fx)
-        print(f"weights seed {args.weights_seed}, draw seed {seed}: {s}", flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

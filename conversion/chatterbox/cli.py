@@ -75,7 +75,7 @@ def _token_progress(done: int, budget: int) -> None:
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.workers import WorkerPool
+    from conversion.core.runtime.workers import WorkerPool
 
     from . import voice as voice_mod
     from .pipeline import ChatterboxBundle, SpeakOptions, seconds_of
@@ -114,7 +114,7 @@ def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Names
     """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
     earlier one are ready when `--stream`, else written whole at the end): the audio, the
     chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.audio_io import speak_into_wav
+    from conversion.core.host.audio_io import speak_into_wav
 
     from .config import SAMPLE_RATE
 

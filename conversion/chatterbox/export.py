@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.export import AssetInfo
-from conversion.core.precision import Precision
+from conversion.core.export.precision import Precision
+from conversion.core.export.program import AssetInfo
 from conversion.core.progress import progress_steps
 
 from .config import ChatterboxConfig

@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.buckets import BucketTable, length_mask, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
+from conversion.core.host.buckets import BucketTable, length_mask, pad_to
+from conversion.core.host.sampling import U_MAX, U_MIN, sample
+from conversion.core.host.text_split import split_to_fit
 from conversion.core.port import BundleSource
-from conversion.core.sampling import U_MAX, U_MIN, sample
-from conversion.core.text_split import split_to_fit
 from gates.ladder import LadderReport, Measured, Rung, run_ladder
 from oracles import Fixture
 

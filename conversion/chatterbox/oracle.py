@@ -12,10 +12,10 @@ watermarker. Hooks and two temporary patches record what the gates compare:
   computes one more forward after the last draw, which is dropped), the uniforms and the tokens.
 - The draw. The loop samples with `torch.multinomial(probs, 1)`; while it runs, that name is
   patched with an exponential race, `argmax(probs / -log u)`, `u = torch.rand(V)` from a
-  `torch.Generator` seeded with `seed`, clipped to [U_MIN, U_MAX] as `conversion.core.sampling`
+  `torch.Generator` seeded with `seed`, clipped to [U_MIN, U_MAX] as `conversion.core.host.sampling`
   clips it. The winner of an exponential race with rates `probs` is token i with probability
   probs[i], so this is exactly a sample from the publisher's distribution, with its randomness
-  recorded: `conversion.core.sampling.sample(cond_logits, u, SamplingConfig(order=
+  recorded: `conversion.core.host.sampling.sample(cond_logits, u, SamplingConfig(order=
   CHATTERBOX_ORDER, ...), previous_tokens=[6561, tokens so far], uncond_logits)` (the order from
   `conversion.chatterbox.sampling`) draws the same token (up to float ties). With `forced_tokens`
   the patched draw returns the given tokens instead (teacher forcing: the logits along that path)
@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from conversion.core.errors import UserError
-from conversion.core.sampling import U_MAX, U_MIN
+from conversion.core.host.sampling import U_MAX, U_MIN
 from oracles import Fixture, capture_random_draws
 
 from .config import SAMPLE_RATE

@@ -22,9 +22,9 @@ import numpy as np
 
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.errors import UserError
-from conversion.core.loaded_bundle import LoadedBundle
-from conversion.core.sampling import SamplingConfig
-from conversion.core.workers import WorkerPool
+from conversion.core.host.sampling import SamplingConfig
+from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.workers import WorkerPool
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER

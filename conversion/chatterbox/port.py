@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conversion.core.errors import WeightsError
-from conversion.core.export import AssetInfo
+from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
 from conversion.core.weights_folder import files_sha256, read_manifest

@@ -1,4 +1,4 @@
-"""Chatterbox's sampling order, for `conversion.core.sampling.SamplingConfig.order`.
+"""Chatterbox's sampling order, for `conversion.core.host.sampling.SamplingConfig.order`.
 
 Chatterbox's `T3.inference` loop (chatterbox-tts 0.1.x) runs CFG (Chatterbox's convention,
 `cond + w * (cond - uncond)`: core's `cfg_combine`) -> repetition penalty -> temperature -> min-p
@@ -10,6 +10,6 @@ is still in play, a token kept while the mass before it is < top_p.
 
 from __future__ import annotations
 
-from conversion.core.sampling import SamplingOrder
+from conversion.core.host.sampling import SamplingOrder
 
 CHATTERBOX_ORDER = SamplingOrder(min_p_before_top_p=True)

@@ -3,7 +3,7 @@ host code itself.
 
 `conversion.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/chatterbox/`. Every expected value comes from the code the Swift host must
-agree with: `conversion.core.sampling` (each processor and the draw, Chatterbox's order and the
+agree with: `conversion.core.host.sampling` (each processor and the draw, Chatterbox's order and the
 others), `speech_tokens_for_s3gen`, and `ChatterboxBundle.synthesize` (T3 loop, flow Euler
 loop, HiFT source/STFT/iSTFT, trim_fade) run over a recording session instead of Core AI: the
 graph outputs are seeded stand-ins and T3's tables are 8 wide (the host never reads the width).
@@ -22,7 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.sampling import HF_ORDER, SamplingConfig, SamplingOrder, process_logits, sample
+from conversion.core.host.sampling import (
+    HF_ORDER,
+    SamplingConfig,
+    SamplingOrder,
+    process_logits,
+    sample,
+)
 
 from .config import REDUCED, ChatterboxConfig
 from .export import DEFAULT_VOICE, HOST_ARRAYS

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from conversion.core.errors import UserError
-from conversion.core.text_split import split_to_fit
+from conversion.core.host.text_split import split_to_fit
 
 from .weights import START_TEXT, STOP_TEXT
 

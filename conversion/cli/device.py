@@ -1,6 +1,6 @@
 """What the device verbs run: `voxport sideload`, `voxport device-bench` (a Mac with Xcode and
 a paired device; `--dry-run` anywhere) and `voxport fixtures swift`. The work is model-agnostic
-and lives in `conversion.core.sideload` / `conversion.core.device_bench`; the model's benches
+and lives in `conversion.device.sideload` / `conversion.device.device_bench`; the model's benches
 come from the registry. Their flags: `conversion.cli.main._add_device_verbs`."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conversion.core import device_bench, sideload
 from conversion.core.errors import UserError
+from conversion.device import device_bench, sideload
 
 from . import registry
 

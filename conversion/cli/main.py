@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from conversion.core import serve
 from conversion.core.errors import UserError
 from conversion.core.hub import is_hub_id, local_owner
 from conversion.core.paths import (
@@ -25,6 +24,7 @@ from conversion.core.paths import (
     writable_file,
 )
 from conversion.core.port import DTYPES
+from conversion.core.runtime import serve
 
 from . import device, registry, sweep, values
 
@@ -406,7 +406,7 @@ def console() -> NoReturn:
     except BaseException:
         remove_claimed_temp_folder()
         raise
-    from conversion.core.runtime import end_process
+    from conversion.core.runtime.session import end_process
 
     end_process(code)
 

@@ -19,14 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import bundle_lock
-from .errors import BundleIntegrityError, BundleKeyMismatchError, BundleNotFoundError, UserError
-from .paths import ensure_writable_folder, old_folder, staging_folder
-from .precision import Precision
-from .versions import package_versions
+from conversion.core import bundle_lock
+from conversion.core.errors import (
+    BundleIntegrityError,
+    BundleKeyMismatchError,
+    BundleNotFoundError,
+    UserError,
+)
+from conversion.core.export.precision import Precision
+from conversion.core.paths import ensure_writable_folder, old_folder, staging_folder
+from conversion.core.versions import package_versions
 
 if TYPE_CHECKING:  # the export (and torch) loads with a writer, not with every manifest reader
-    from .export import AssetInfo, ExportedGraph, GraphSpec
+    from conversion.core.export.program import AssetInfo, ExportedGraph, GraphSpec
 
 FORMAT = "voxport-bundle/1"
 MANIFEST = "manifest.json"
@@ -259,7 +264,7 @@ class BundleWriter:
         lint: bool = True,
         on_function=None,
     ) -> ExportedGraph:
-        from .export import export_graph
+        from conversion.core.export.program import export_graph
 
         precision = Precision.parse(precision or self.precision)
         asset = f"{spec.name}.aimodel"
@@ -278,7 +283,7 @@ class BundleWriter:
         """Every graph of `specs` at the bundle's precision, `workers` exported side by side
         (each graph in its own process: the converter is single-threaded); the manifest lists
         them in `specs` order whatever order they finish in."""
-        from .export import export_graphs
+        from conversion.core.export.program import export_graphs
 
         done = export_graphs(specs, self.staging, self.precision, workers, self.info, on_function)
         for spec, exported in zip(specs, done, strict=True):

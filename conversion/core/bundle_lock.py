@@ -251,7 +251,8 @@ def _command_line(pid: int, limit: int = 80) -> str:
         return "?"
     words = [w.decode(errors="replace") for w in raw.split(b"\0") if w]
     while words and (Path(words[0]).name.startswith("python") or words[0] == "-m"):
-        words = words[1:]  # "python -m conversion.core.serve …", ".venv/bin/python voxport …"
+        # "python -m conversion.core.runtime.serve …", ".venv/bin/python voxport …"
+        words = words[1:]
     if words:
         words[0] = Path(words[0]).name
     text = " ".join(words)

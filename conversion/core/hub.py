@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import WeightsError
+from conversion.core.errors import WeightsError
 
 # owner/name as the hub spells them: letters, digits, '-', '_', '.'; one slash.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")

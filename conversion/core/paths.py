@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .errors import UserError
+from conversion.core.errors import UserError
 
 
 def ensure_writable_folder(folder: Path) -> Path:

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from . import bundle_lock, hub
-from .bundle import FORMAT, MANIFEST, is_bundle_folder, key_digest, load_manifest
-from .errors import BundleIntegrityError, BundleNotFoundError, UserError
-from .weights_folder import cache_dir, folder_problem, read_manifest
+from conversion.core import bundle_lock, hub
+from conversion.core.bundle import FORMAT, MANIFEST, is_bundle_folder, key_digest, load_manifest
+from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
+from conversion.core.weights_folder import cache_dir, folder_problem, read_manifest
 
 if TYPE_CHECKING:  # the export (and torch) loads with a port's export, not with the CLI
-    from .export import AssetInfo
+    from conversion.core.export.program import AssetInfo
 
 BUNDLES_DIR = Path("bundles")
 PUBLISHED = "published"

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from conversion.core.buckets import length_mask, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
+from conversion.core.host.buckets import length_mask, pad_to
 
 
 def pred_durations(durations: np.ndarray, speed: float = 1.0) -> np.ndarray:

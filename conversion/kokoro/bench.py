@@ -24,12 +24,12 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from conversion.core.buckets import BucketTable, padding_waste
 from conversion.core.errors import UserError
-from conversion.core.profile import add_profile, profile_calls
+from conversion.core.host.buckets import BucketTable, padding_waste
 from conversion.core.progress import progress_steps
+from conversion.core.runtime.profile import add_profile, profile_calls
+from conversion.core.runtime.workers import WorkerPool
 from conversion.core.threads import EAGER_THREADS
-from conversion.core.workers import WorkerPool
 
 from . import host, weights
 from .gate import FIXTURE_SENTENCES, SHORT_SENTENCES

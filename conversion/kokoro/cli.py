@@ -56,7 +56,7 @@ def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path
 
 
 def speak(args: argparse.Namespace) -> int:
-    from conversion.core.workers import WorkerPool
+    from conversion.core.runtime.workers import WorkerPool
 
     from .pipeline import KokoroBundle
 
@@ -86,7 +86,7 @@ def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace
     """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
     earlier one are ready when `--stream`, else written whole at the end): the audio, the
     chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.audio_io import speak_into_wav
+    from conversion.core.host.audio_io import speak_into_wav
 
     def speak(on_audio=None):
         with progress_steps(len(chunks), "speak kokoro") as bar:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conversion.core.buckets import BucketTable
 from conversion.core.errors import UserError
+from conversion.core.host.buckets import BucketTable
 
 from .graphs import BUCKETS
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import torch
 
-from conversion.core.buckets import BucketTable
 from conversion.core.bundle import BundleWriter
-from conversion.core.export import AssetInfo
-from conversion.core.precision import Precision
+from conversion.core.export.precision import Precision
+from conversion.core.export.program import AssetInfo
+from conversion.core.host.buckets import BucketTable
 from conversion.core.progress import progress_steps
 
 from .config import PUBLISHED

@@ -26,10 +26,10 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import nn
 
-from conversion.core.buckets import Bucket, BucketTable
 from conversion.core.errors import UserError
-from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.rewrites import concat_padded_convs
+from conversion.core.export.program import GraphSpec, bucketed_functions
+from conversion.core.export.rewrites import concat_padded_convs
+from conversion.core.host.buckets import Bucket, BucketTable
 
 from .layers.albert import AlbertEncoder
 from .layers.blocks import AdainResBlock

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core import audio_io
-from conversion.core.buckets import pad_to
 from conversion.core.errors import BucketOverflowError
+from conversion.core.host import audio_io
+from conversion.core.host.buckets import pad_to
 
 from .alignment import alignment, alignment_matrix, padded_alignment, pred_durations
 from .source import (
@@ -124,5 +124,5 @@ def join_audio(
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int = SAMPLE_RATE) -> Path:
-    """Kokoro audio (24 kHz) to a 16-bit wav, atomically (see conversion.core.audio_io)."""
+    """Kokoro audio (24 kHz) to a 16-bit wav, atomically (see conversion.core.host.audio_io)."""
     return audio_io.write_wav(path, audio, sr)

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from conversion.core.buckets import BucketTable
 from conversion.core.bundle import BundleWriter, load_manifest
+from conversion.core.host.buckets import BucketTable
 from gates.ladder import LadderReport
 from gates.mutants import KillTable, Mutant, run_catalogue
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conversion.core.buckets import BucketTable, pad_to
 from conversion.core.errors import BucketOverflowError, UserError
-from conversion.core.loaded_bundle import LoadedBundle
-from conversion.core.workers import WorkerPool
+from conversion.core.host.buckets import BucketTable, pad_to
+from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.workers import WorkerPool
 
 from . import host
 from .export import HOST_DATA

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from conversion.core.export import AssetInfo
+from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
 

@@ -7,7 +7,7 @@ rate, a sum of 9 harmonics with random initial phases, noise, a learned 9 -> 1 m
 ~1e5 rad: any reordering of its float32 ops changes the sines. So the ops below are the
 publisher's, in the publisher's order and precision (torch float32, eager), and with the
 same draws the excitation is bit-identical; only the final STFT runs in float64 numpy
-(``conversion.core.dsp``), ~1e-6 from torch's float32 FFT.
+(``conversion.core.host.dsp``), ~1e-6 from torch's float32 FFT.
 
 Random draws, in the order the publisher makes them during ``decoder.generator.m_source``
 (``SineGen._f02sine``, ``SineGen.forward``, ``SourceModuleHnNSF.forward``):
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conversion.core.dsp import hann_window, magnitude_phase, stft
+from conversion.core.host.dsp import hann_window, magnitude_phase, stft
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from conversion.core.buckets import BucketTable
+from conversion.core.host.buckets import BucketTable
 
 from . import host, source
 from .export import HOST_DATA

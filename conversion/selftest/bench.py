@@ -11,9 +11,9 @@ import numpy as np
 
 from conversion.core.bundle import BundleWriter
 from conversion.core.paths import write_json
-from conversion.core.profile import add_profile, profile_bundle
 from conversion.core.progress import progress_steps
-from conversion.core.runtime import Session
+from conversion.core.runtime.profile import add_profile, profile_bundle
+from conversion.core.runtime.session import Session
 from gates.report import bench_table_markdown
 
 from . import graphs as sg

@@ -12,7 +12,7 @@ import argparse
 import time
 
 from conversion.core.errors import UserError
-from conversion.core.precision import Precision
+from conversion.core.export.precision import Precision
 
 
 def _reject_weights(args: argparse.Namespace) -> None:

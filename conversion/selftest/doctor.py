@@ -54,7 +54,7 @@ def selftest(seed: int = 0) -> dict[str, float]:
     import torch
 
     from conversion.core.bundle import BundleWriter
-    from conversion.core.runtime import Session
+    from conversion.core.runtime.session import Session
 
     from .graphs import conv_graph
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.precision import Precision
+from conversion.core.export.precision import Precision
 from conversion.core.progress import progress_steps
 
 from .graphs import graph_specs

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from conversion.core.runtime import IsolatedSession
-from conversion.core.sampling import sample
+from conversion.core.host.sampling import sample
+from conversion.core.runtime.session import IsolatedSession
 from gates.ladder import Rung, run_ladder
 from gates.report import emit
 

@@ -12,10 +12,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.core.dsp import ConvISTFT, ConvSTFT
-from conversion.core.export import FunctionSpec, GraphSpec
-from conversion.core.precision import Precision
-from conversion.core.sampling import GumbelSampler, SamplingConfig
+from conversion.core.export.precision import Precision
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.host.dsp import ConvISTFT, ConvSTFT
+from conversion.core.host.sampling import GumbelSampler, SamplingConfig
 
 
 class ConvElu(nn.Module):

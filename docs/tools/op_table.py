@@ -602,8 +602,8 @@ def _max_err(got: dict[str, np.ndarray], want: list[torch.Tensor], names: list[s
 
 
 def run_case(case: Case) -> dict:
-    from conversion.core.runtime import Session
-    from conversion.core.testing import export_single
+    from conversion.core.runtime.session import Session
+    from tests.roundtrip import export_single
 
     torch.manual_seed(0)
     built = case.build()

@@ -46,7 +46,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from conversion.core.rewrites import (  # noqa: E402 (after the path)
+from conversion.core.export.rewrites import (  # noqa: E402 (after the path)
     ConcatPadConv1d,
     PretransposedLinear,
     replace_modules,
@@ -439,8 +439,8 @@ def _max_abs(got: list[np.ndarray], want: list[np.ndarray]) -> float:
 
 
 def measure_row(row: Row, rounds: int, tmp: Path) -> dict:
-    from conversion.core.runtime import Session
-    from conversion.core.testing import export_single
+    from conversion.core.runtime.session import Session
+    from tests.roundtrip import export_single
 
     args = tuple(row.inputs.values())
     with torch.no_grad():

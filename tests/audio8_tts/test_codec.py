@@ -39,7 +39,7 @@ from conversion.audio8_tts.codec.model import (
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import UserError, WeightsError
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 
 torch.set_num_threads(1)
 

@@ -19,7 +19,7 @@ from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_s
 from conversion.audio8_tts.codec.model import REDUCED as CFG
 from conversion.audio8_tts.codec.model import load_codec, write_random_codec
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 from gates.ladder import run_ladder
 
 torch.set_num_threads(1)

@@ -20,7 +20,7 @@ from conversion.audio8_tts.codec.model import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 from gates.ladder import run_ladder
 from gates.metrics import cosine as _cos
 

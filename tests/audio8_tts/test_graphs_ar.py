@@ -34,9 +34,9 @@ from conversion.audio8_tts.gate_rungs import FREE_RUN_MIN, TEACHER_FORCED_MIN
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime import Session
-from conversion.core.sampling import SamplingConfig, sample
-from conversion.core.testing import run_through_coreai
+from conversion.core.host.sampling import SamplingConfig, sample
+from conversion.core.runtime.session import Session
+from tests.roundtrip import run_through_coreai
 
 torch.set_num_threads(1)
 

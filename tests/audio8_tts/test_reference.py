@@ -21,7 +21,7 @@ from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.config import PUBLISHED, REDUCED
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
-from conversion.core.sampling import SamplingConfig, sample
+from conversion.core.host.sampling import SamplingConfig, sample
 
 torch.set_num_threads(1)
 

@@ -27,7 +27,7 @@ from conversion.audio8_tts.codec.model import REDUCED as CODEC_REDUCED
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.swift_fixtures import stand_in_tokenizer
 from conversion.cli.main import main
-from conversion.core.workers import WorkerPool
+from conversion.core.runtime.workers import WorkerPool
 
 torch.set_num_threads(1)
 

@@ -36,7 +36,7 @@ from conversion.chatterbox.flow.host import (
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError, InputSpecError
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 from oracles.recorder import capture_random_draws
 
 torch.set_num_threads(1)

@@ -23,7 +23,7 @@ from conversion.chatterbox.hift.graphs import (
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError
-from conversion.core.runtime import Session
+from conversion.core.runtime.session import Session
 from gates.metrics import magnitude_spectrogram_corr, waveform_corr
 from oracles.recorder import capture_random_draws
 from oracles.replay import replay_random_draws

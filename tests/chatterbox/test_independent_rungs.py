@@ -29,7 +29,7 @@ from conversion.chatterbox.export import TOKENIZER
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.text import TextTokenizer
 from conversion.chatterbox.weights import load_model
-from conversion.core import text_split
+from conversion.core.host import text_split
 from gates.ladder import run_ladder
 
 torch.set_num_threads(1)

@@ -15,7 +15,7 @@ from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.chatterbox.voice import Voice
 from conversion.chatterbox.weights import load_model
 from conversion.core.errors import UserError
-from conversion.core.sampling import SamplingConfig, sample
+from conversion.core.host.sampling import SamplingConfig, sample
 from oracles import load_fixture, save_fixture
 from oracles.replay import replay_random_draws
 

@@ -44,8 +44,8 @@ from conversion.chatterbox.t3.host import (
 )
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError
-from conversion.core.runtime import Session
-from conversion.core.sampling import SamplingConfig, sample
+from conversion.core.host.sampling import SamplingConfig, sample
+from conversion.core.runtime.session import Session
 
 torch.set_num_threads(1)
 

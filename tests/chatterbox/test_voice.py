@@ -23,8 +23,8 @@ from conversion.chatterbox.voice import (
     load_reference,
 )
 from conversion.chatterbox.weights import load_model, synthetic_reference
-from conversion.core.buckets import BucketTable
 from conversion.core.errors import ReferenceAudioError, UserError
+from conversion.core.host.buckets import BucketTable
 
 
 @pytest.fixture(scope="module")

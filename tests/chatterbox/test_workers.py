@@ -20,7 +20,7 @@ from conversion.chatterbox.port import PORT
 from conversion.cli.main import main
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
-from conversion.core.workers import WorkerPool
+from conversion.core.runtime.workers import WorkerPool
 
 TEXT = "A quick brown fox jumps over a lazy dog by the river. It ran off."  # 2 chunks
 COMMON = ["--weights", "random", "--config", "reduced"]

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conversion.cli.main import main
-from conversion.core.buckets import BucketTable
 from conversion.core.errors import UserError
-from conversion.core.runtime import TimedSession
+from conversion.core.host.buckets import BucketTable
+from conversion.core.runtime.session import TimedSession
 from conversion.kokoro import bench, gate, host
 from conversion.kokoro.pipeline import ChunkResult
 

@@ -20,8 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import conversion.kokoro
-from conversion.core.buckets import Bucket, BucketTable
-from conversion.core.testing import run_through_coreai
+from conversion.core.host.buckets import Bucket, BucketTable
 from conversion.kokoro.graphs import (
     BUCKETS,
     GRAPHS,
@@ -34,6 +33,7 @@ from conversion.kokoro.graphs import (
 from conversion.kokoro.layers.conv import ZeroInsertConvTranspose1d, folded_copy
 from conversion.kokoro.layers.lstm import MaskedBiLSTM
 from conversion.kokoro.layers.norm import make_span, masked_instance_norm
+from tests.roundtrip import run_through_coreai
 
 CONFIG = Path(conversion.kokoro.__file__).with_name("config.json")
 JUNK = 7.5  # what the pad holds on our side: it must not reach the real span

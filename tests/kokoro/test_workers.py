@@ -21,8 +21,8 @@ import pytest
 
 from conversion.cli.main import main
 from conversion.core.bundle import load_manifest
-from conversion.core.runtime import TimedSession
-from conversion.core.workers import WorkerPool
+from conversion.core.runtime.session import TimedSession
+from conversion.core.runtime.workers import WorkerPool
 from conversion.kokoro import bench, host, pipeline
 from conversion.kokoro.port import PORT
 from tests.kokoro.test_bench import CountingSession, StandInBundle, _cases

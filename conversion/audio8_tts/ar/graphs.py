@@ -51,8 +51,8 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
-from conversion.core.export import FunctionSpec, GraphSpec
-from conversion.core.sampling import U_MAX, U_MIN
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.host.sampling import U_MAX, U_MIN
 
 from ..config import Audio8Config
 from ..sampling import MIN_TEMPERATURE, SamplingParams

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.core.export import FunctionSpec, GraphSpec
+from conversion.core.export.program import FunctionSpec, GraphSpec
 
 from .model import CausalConvTranspose1d, Codec, ConvParams, WindowTransformer
 

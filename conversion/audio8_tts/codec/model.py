@@ -61,7 +61,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conversion.core.errors import WeightsError
-from conversion.core.rewrites import zero_pad
+from conversion.core.export.rewrites import zero_pad
 
 CODEC_FILENAME = "codec.pth"
 

@@ -34,14 +34,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.core.buckets import Bucket, BucketTable
-from conversion.core.export import GraphSpec, bucketed_functions
-from conversion.core.rewrites import (
+from conversion.core.export.program import GraphSpec, bucketed_functions
+from conversion.core.export.rewrites import (
     ConcatPadConv1d,
     concat_padded_conv,
     replace_modules,
     zero_pad,
 )
+from conversion.core.host.buckets import Bucket, BucketTable
 
 from ..config import ChatterboxConfig
 

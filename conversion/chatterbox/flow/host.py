@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from conversion.core.buckets import Bucket, BucketTable, length_mask, pad_to
 from conversion.core.errors import BucketOverflowError, InputSpecError
+from conversion.core.host.buckets import Bucket, BucketTable, length_mask, pad_to
 
 from ..config import ChatterboxConfig
 from .graphs import (

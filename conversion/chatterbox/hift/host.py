@@ -11,7 +11,7 @@ What the publisher does in `HiFTGenerator.inference` (`s3gen.py` then multiplies
 The harmonic source (`SineGen` + `SourceModuleHnNSF`) needs random draws, a float32 running
 phase over up to ~600k samples, and `tanh(linear)`; it runs here in torch float32 eager with
 the publisher's ops in the publisher's order, so with the same draws it is bit-identical.
-The STFT/iSTFT run in float64 numpy (`conversion.core.dsp`), ~1e-7 from torch's.
+The STFT/iSTFT run in float64 numpy (`conversion.core.host.dsp`), ~1e-7 from torch's.
 
 Random draws, in the order the publisher makes them inside `mel2wav.m_source` (N = 480n):
 
@@ -39,9 +39,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conversion.core.buckets import Bucket, BucketTable, pad_to
-from conversion.core.dsp import istft, stft
 from conversion.core.errors import BucketOverflowError
+from conversion.core.host.buckets import Bucket, BucketTable, pad_to
+from conversion.core.host.dsp import istft, stft
 
 from ..config import MEL_HOP, SAMPLE_RATE
 from .graphs import (

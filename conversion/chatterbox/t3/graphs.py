@@ -41,8 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.core.buckets import BucketTable
-from conversion.core.export import FunctionSpec, GraphSpec
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.host.buckets import BucketTable
 
 from ..config import ChatterboxConfig
 

@@ -16,7 +16,7 @@ publisher's `T3.inference` does (chatterbox-tts 0.1.7):
 and samples like the publisher's loop: CFG `cond + w (cond - uncond)` on the last row's logits,
 repetition penalty over the history (which starts with the start token 6561, the publisher's
 `generated_ids`), temperature, min-p, then top-p (`..sampling.CHATTERBOX_ORDER`), and a
-Gumbel draw from uniforms that are an input (`conversion.core.sampling`). It stops on the stop
+Gumbel draw from uniforms that are an input (`conversion.core.host.sampling`). It stops on the stop
 token 6562 (not returned) or after `max_new_tokens` draws.
 """
 
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from conversion.core.buckets import pad_to
 from conversion.core.errors import BucketOverflowError, UserError
-from conversion.core.sampling import SamplingConfig, sample
+from conversion.core.host.buckets import pad_to
+from conversion.core.host.sampling import SamplingConfig, sample
 
 from ..config import ChatterboxConfig
 from .graphs import (

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.weight_norm import WeightNorm
 
-from conversion.core.rewrites import zero_pad
+from conversion.core.export.rewrites import zero_pad
 
 
 def folded_copy(module: nn.Module) -> nn.Module:

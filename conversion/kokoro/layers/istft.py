@@ -5,7 +5,7 @@ frames it was given. Unpadded, the last real samples see a partial envelope (no 
 the last one); padded, a frame after the last real one would add to both sum and envelope.
 So the pad frames' spectrum is zeroed, and the envelope is rescaled to the real frames':
 y = istft_all(X·mask) · env_all / env_real, which is exact on the real samples.
-The inverse itself is `conversion.core.dsp.ConvISTFT` (convolutions only, zero insertion).
+The inverse itself is `conversion.core.host.dsp.ConvISTFT` (convolutions only, zero insertion).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conversion.core.dsp import ConvISTFT, hann_window
+from conversion.core.host.dsp import ConvISTFT, hann_window
 
 from .norm import Span
 

@@ -1,4 +1,4 @@
-/// Static buckets, as `conversion/core/buckets.py` picks them: the smallest bucket (by volume,
+/// Static buckets, as `conversion/core/host/buckets.py` picks them: the smallest bucket (by volume,
 /// then by sizes in dimension-name order) holding every needed size. Messages are Python's.
 public struct Bucket: Hashable, Sendable, CustomStringConvertible {
     public let sizes: [String: Int]

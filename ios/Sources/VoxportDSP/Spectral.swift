@@ -1,7 +1,7 @@
 import Foundation
 
 /// `torch.stft(..., return_complex=True)` / `torch.istft` for one signal, mirroring the host
-/// functions of `conversion/core/dsp.py` (stft, istft, window_envelope, magnitude_phase, polar).
+/// functions of `conversion/core/host/dsp.py` (stft, istft, window_envelope, magnitude_phase, polar).
 /// Computed in float64, returned at float32, as that host does.
 public enum Spectral {
     public enum PadMode: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Analysis/synthesis windows as the project's host builds them (`conversion/core/dsp.py`).
+/// Analysis/synthesis windows as the project's host builds them (`conversion/core/host/dsp.py`).
 public enum Windows {
     /// `dsp.hann_window(n, periodic)`: the Hann window in float64 (periodic = scipy's
     /// `fftbins=True`, the one torch and the vocoders use).

@@ -11,7 +11,7 @@ public typealias Tensor = NpyArray
     import Darwin
 #endif
 
-/// `voxport-worker/1` frames (docs/worker-protocol.md; Python: `conversion.core.worker_protocol`):
+/// `voxport-worker/1` frames (docs/worker-protocol.md; Python: `conversion.core.runtime.worker_protocol`):
 /// a u32 little-endian header length, the UTF-8 JSON header, then the raw little-endian bytes
 /// of each array `header["arrays"]` lists (`name`, `dtype`, `shape`, `nbytes`), in order.
 public enum WorkerFrames {

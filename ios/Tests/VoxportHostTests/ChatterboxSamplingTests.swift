@@ -3,7 +3,7 @@ import XCTest
 import VoxportCore
 import VoxportHost
 
-/// Each sampling processor and the draw against `conversion/core/sampling.py`, exactly.
+/// Each sampling processor and the draw against `conversion/core/host/sampling.py`, exactly.
 final class ChatterboxSamplingTests: XCTestCase {
     func testEveryConfigGivesNumpysScoresAndToken() throws {
         let fx = try ChatterboxFixtures.json(ChatterboxSamplingFixture.self, "sampling.json")

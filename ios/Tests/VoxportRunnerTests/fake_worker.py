@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from conversion.core import worker_protocol as wp
+from conversion.core.runtime import worker_protocol as wp
 
 mode, bundle = sys.argv[1], Path(sys.argv[3])
 out, read = sys.stdout.buffer, wp.stream_reader(sys.stdin.buffer)

@@ -2,7 +2,7 @@ import Foundation
 import VoxportDSP
 
 /// The vocoder's two host transforms (`hift/host.py` source_stft / inverse_stft, and
-/// apply_trim_fade), on VoxportDSP's float64 STFT as the Python host's `conversion/core/dsp.py`.
+/// apply_trim_fade), on VoxportDSP's float64 STFT as the Python host's `conversion/core/host/dsp.py`.
 public enum HiftSpectra {
     /// `HiFTGenerator._stft` + cat: [2 bins, N / hop + 1] = cat(real, imag), bins-major.
     public static func sourceSTFT(_ source: [Float], tables: HiftTables) throws -> (values: [Float], frames: Int) {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a publisher's processors differ from transformers' `generate`
-/// (`conversion/core/sampling.py`, `SamplingOrder`); all false is transformers' order.
+/// (`conversion/core/host/sampling.py`, `SamplingOrder`); all false is transformers' order.
 public struct SamplingOrder: Sendable, Equatable {
     public var filterOnRawScores = false
     public var minPBeforeTopP = false
@@ -47,7 +47,7 @@ public struct SamplingConfig: Sendable, Equatable {
     var usesPenalty: Bool { repetitionPenalty != 1 }
 }
 
-/// The host form of `conversion/core/sampling.py` on one row, float32 throughout so that each
+/// The host form of `conversion/core/host/sampling.py` on one row, float32 throughout so that each
 /// processor gives numpy's value bit for bit: CFG, repetition penalty, temperature, then the
 /// filters (top-k, min-p / top-p in `order`), and the exponential-race draw from uniforms.
 ///

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .bundle import BundleWriter
-from .export import FunctionSpec, GraphSpec
-from .precision import Precision
-from .runtime import Session
+from conversion.core.bundle import BundleWriter
+from conversion.core.export.precision import Precision
+from conversion.core.export.program import FunctionSpec, GraphSpec
+from conversion.core.runtime.session import Session
 
 
 def export_single(

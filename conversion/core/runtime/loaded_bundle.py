@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .bundle import Manifest, load_manifest
-from .errors import UserError
-from .runtime import IsolatedSession, Session, TimedSession
+from conversion.core.bundle import Manifest, load_manifest
+from conversion.core.errors import UserError
+from conversion.core.runtime.session import IsolatedSession, Session, TimedSession
 
 
 class LoadedBundle:

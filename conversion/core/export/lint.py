@@ -17,14 +17,14 @@ _RULES: list[tuple[tuple[str, ...], str, str]] = [
     (
         ("aten.stft", "aten.istft", "aten._fft_", "aten.fft_"),
         "stft/fft",
-        "compute it on the host (conversion.core.dsp.stft/istft) or in-graph with the "
-        "conv-basis modules conversion.core.dsp.ConvSTFT / ConvISTFT",
+        "compute it on the host (conversion.core.host.dsp.stft/istft) or in-graph with the "
+        "conv-basis modules conversion.core.host.dsp.ConvSTFT / ConvISTFT",
     ),
     (
         ("aten.multinomial",),
         "multinomial",
         "draw with Gumbel-max and pass the uniforms in as an input "
-        "(conversion.core.sampling.GumbelSampler)",
+        "(conversion.core.host.sampling.GumbelSampler)",
     ),
     (
         (
@@ -54,7 +54,8 @@ _RULES: list[tuple[tuple[str, ...], str, str]] = [
     (
         ("aten.elu",),
         "elu",
-        "export with conversion.core.decomp.decomposition_table() (where(x > 0, x, expm1(x)))",
+        "export with conversion.core.export.decomp.decomposition_table() "
+        "(where(x > 0, x, expm1(x)))",
     ),
 ]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import UserError
-from .paths import partial_path, public_mode, writable_file
+from conversion.core.errors import UserError
+from conversion.core.paths import partial_path, public_mode, writable_file
 
 
 def _pcm_ready(audio: np.ndarray, target: Path) -> np.ndarray:

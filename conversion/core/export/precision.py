@@ -20,7 +20,7 @@ class Precision(StrEnum):
         try:
             return cls(value)
         except ValueError:
-            from .errors import UserError
+            from conversion.core.errors import UserError
 
             choices = ", ".join(p.value for p in cls)
             raise UserError(f"unknown precision '{value}': choose one of {choices}") from None
@@ -30,7 +30,7 @@ def prepare_module(module: torch.nn.Module, precision: Precision) -> torch.nn.Mo
     """A copy of `module` at the precision's compute dtype (the caller's module is untouched);
     at fp32 its Linears pre-transposed (`rewrites.pretransposed_linears`: the Linux runtime
     transposes a Linear's weight on every call)."""
-    from .rewrites import pretransposed_linears
+    from conversion.core.export.rewrites import pretransposed_linears
 
     m = copy.deepcopy(module).eval()
     if precision is Precision.FP16:

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import UserError, VoxportError
-from .paths import ensure_writable_folder
-from .xcrun import Devicectl, find_xcrun, shown
+from conversion.core.errors import UserError, VoxportError
+from conversion.core.paths import ensure_writable_folder
+from conversion.device.xcrun import Devicectl, find_xcrun, shown
 
 # The bench's variables (ios/, voxport-bench); anything else starting VP_ is a typo.
 VARIABLES = (

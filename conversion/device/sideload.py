@@ -22,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import bundle_lock
-from .bundle import MANIFEST, Manifest, file_sha256, load_manifest
-from .errors import UserError, VoxportError
-from .progress import progress_steps
-from .xcrun import Devicectl, find_xcrun, shown
+from conversion.core import bundle_lock
+from conversion.core.bundle import MANIFEST, Manifest, file_sha256, load_manifest
+from conversion.core.errors import UserError, VoxportError
+from conversion.core.progress import progress_steps
+from conversion.device.xcrun import Devicectl, find_xcrun, shown
 
 REMOTE_ROOT = "Documents/models"
 # A device that stops answering fails every file: give up after this many failures in a row.

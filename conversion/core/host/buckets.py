@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import BucketOverflowError, UserError
+from conversion.core.errors import BucketOverflowError, UserError
 
 
 class Bucket(dict):

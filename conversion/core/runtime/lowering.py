@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .bundle import is_plain_name
-from .paths import process_temp_folder
+from conversion.core.bundle import is_plain_name
+from conversion.core.paths import process_temp_folder
 
 # Where a process's lowered assets go (one folder per owner, `<prefix><pid>-xxxx` in the temp
 # folder). The runtime's own `executable()` lowers into an anonymous temp folder removed only by

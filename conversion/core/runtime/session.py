@@ -29,13 +29,16 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import bundle_lock, errors, parent_watch
-from . import worker_protocol as wp
-from .bundle import Manifest, check_key, key_digest, load_manifest
-from .errors import InputSpecError, RuntimeCrash
-from .lowering import LOWERED_PREFIX as LOWERED_PREFIX  # its old home: importers name it here
-from .lowering import LoweredFolder
-from .paths import remove_claimed_temp_folder
+from conversion.core import bundle_lock, errors
+from conversion.core.bundle import Manifest, check_key, key_digest, load_manifest
+from conversion.core.errors import InputSpecError, RuntimeCrash
+from conversion.core.paths import remove_claimed_temp_folder
+from conversion.core.runtime import parent_watch
+from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.lowering import (
+    LOWERED_PREFIX as LOWERED_PREFIX,  # its old home: importers name it here
+)
+from conversion.core.runtime.lowering import LoweredFolder
 
 _INT32 = np.iinfo(np.int32)
 
@@ -86,7 +89,7 @@ def to_runtime_array(name: str, value: Any, desc: Mapping[str, Any]) -> np.ndarr
     if arr.shape != shape:
         raise InputSpecError(
             f"input '{name}': shape {list(arr.shape)}, the graph wants {list(shape)} "
-            "(pad to the bucket with conversion.core.buckets.pad_to)"
+            "(pad to the bucket with conversion.core.host.buckets.pad_to)"
         )
     return np.ascontiguousarray(arr)
 
@@ -293,8 +296,8 @@ class RuntimeTimeout(RuntimeCrash):
 class IsolatedSession:
     """The `Session` API, run in a child process so a runtime abort is an exception here.
 
-    The child is `voxport serve`'s server (`python -m conversion.core.serve`), spoken to over
-    its stdin/stdout in the worker protocol (`conversion.core.worker_protocol`,
+    The child is `voxport serve`'s server (`python -m conversion.core.runtime.serve`), spoken
+    to over its stdin/stdout in the worker protocol (`conversion.core.runtime.worker_protocol`,
     docs/worker-protocol.md) — the same protocol VoxportKit's `WorkerRunner` uses. It is a
     fresh interpreter, not a multiprocessing spawn, so callers need no `if __name__ ==
     "__main__"` guard, and not a fork, so no half-initialised runtime threads are inherited.
@@ -370,7 +373,7 @@ class IsolatedSession:
         """The child: the server, loading nothing before `ready` (the graphs come one by one),
         not re-hashing what this process verified but checking it loads the same key."""
         return [
-            sys.executable, "-m", "conversion.core.serve", str(self.bundle), "--graphs=",
+            sys.executable, "-m", "conversion.core.runtime.serve", str(self.bundle), "--graphs=",
             "--no-verify", f"--key={key_digest(self.manifest.key)}",
         ]  # fmt: skip
 

@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from conversion.core.errors import UserError
 
 DOMAIN_TYPE = "appDataContainer"
 

@@ -16,8 +16,9 @@ stdout and reads the exit status. The server also ends when its parent process d
 
 Nothing but frames goes to stdout: the real stdout is taken over at start and fd 1 (Python's
 `print`, the runtime's own logging) is pointed at stderr. Protocol: docs/worker-protocol.md and
-`conversion.core.worker_protocol`. Also runnable as `python -m conversion.core.serve BUNDLE`
-(what `IsolatedSession` spawns) or `python -m conversion.core.serve --assets`.
+`conversion.core.runtime.worker_protocol`. Also runnable as
+`python -m conversion.core.runtime.serve BUNDLE` (what `IsolatedSession` spawns) or
+`python -m conversion.core.runtime.serve --assets`.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import bundle_lock, parent_watch
-from . import worker_protocol as wp
-from .bundle import Manifest, check_key, load_manifest
-from .errors import UserError
-from .paths import remove_claimed_temp_folder
+from conversion.core import bundle_lock
+from conversion.core.bundle import Manifest, check_key, load_manifest
+from conversion.core.errors import UserError
+from conversion.core.paths import remove_claimed_temp_folder
+from conversion.core.runtime import parent_watch
+from conversion.core.runtime import worker_protocol as wp
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROTOCOL = 0, 1, 2, 3
 
@@ -354,7 +356,7 @@ def serve(
     """Serve `bundle` on this process's stdin/stdout until `close` or end of input."""
 
     def start() -> Server:
-        from .runtime import Session
+        from conversion.core.runtime.session import Session
 
         session = Session(bundle, graphs=[], verify=verify, quiet=quiet)
         try:
@@ -373,7 +375,7 @@ def serve_assets(quiet: bool = False) -> int:
     with caller-owned states) until `close` or end of input."""
 
     def start() -> AssetServer:
-        from .asset_runtime import AssetRuntime
+        from conversion.core.runtime.asset_runtime import AssetRuntime
 
         return AssetServer(AssetRuntime(quiet=quiet))
 
@@ -384,7 +386,7 @@ def _exit_now(out, handlers: Handlers) -> NoReturn:
     """End the worker once its last frame is out, without closing the runtime (that, or the
     interpreter's exit, once aborted a worker after every reply: `runtime.end_process`). The OS
     frees what the runtime holds, but not the lowered assets on disk: those are removed first."""
-    from .runtime import end_process
+    from conversion.core.runtime.session import end_process
 
     out.flush()
     handlers.discard_lowered()
@@ -396,7 +398,7 @@ def _exit_now(out, handlers: Handlers) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m conversion.core.serve",
+        prog="python -m conversion.core.runtime.serve",
         description="Serve a bundle's graphs, or single assets (--assets), over stdin/stdout "
         "(docs/worker-protocol.md).",
     )
@@ -433,7 +435,7 @@ def run_args(args: argparse.Namespace, verify: bool = True) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The flags `voxport serve` and `python -m conversion.core.serve` share."""
+    """The flags `voxport serve` and `python -m conversion.core.runtime.serve` share."""
     p.add_argument("bundle", metavar="BUNDLE", nargs="?", help="the bundle folder to serve")
     p.add_argument(
         "--assets",
@@ -464,7 +466,7 @@ def parse_graphs(value: str | None) -> list[str] | None:
 if __name__ == "__main__":
     # A worker's temp files go into its own folder, removed with it (`paths.claim_temp_folder`;
     # `end_process` removes it on the `close` path, the `finally` on the others).
-    from .paths import claim_temp_folder, remove_claimed_temp_folder
+    from conversion.core.paths import claim_temp_folder, remove_claimed_temp_folder
 
     claim_temp_folder()
     try:

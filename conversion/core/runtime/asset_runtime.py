@@ -7,7 +7,7 @@ inputs, states)`: the caller owns the states — it sends their current contents
 and gets their new contents back with the outputs, nothing is kept here between calls. No
 bundle, no manifest and no casting: the arrays must be exactly what the descriptor says.
 
-What `voxport serve --assets` runs (`conversion.core.serve`), for VoxportKit's CoreAI mirror
+What `voxport serve --assets` runs (`conversion.core.runtime.serve`), for VoxportKit's CoreAI mirror
 (`AIModel(contentsOf:)` on Linux).
 """
 
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from . import bundle_lock
-from .bundle import MANIFEST
-from .errors import InputSpecError, UserError
-from .lowering import LoweredFolder
-from .runtime import _captured_stderr
+from conversion.core import bundle_lock
+from conversion.core.bundle import MANIFEST
+from conversion.core.errors import InputSpecError, UserError
+from conversion.core.runtime.lowering import LoweredFolder
+from conversion.core.runtime.session import _captured_stderr
 
 #: A dimension the descriptor leaves open (None in the Python runtime) is written as this.
 DYNAMIC = -1

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .bundle import load_manifest
-from .runtime import _captured_stderr, to_runtime_array
+from conversion.core.bundle import load_manifest
+from conversion.core.runtime.session import _captured_stderr, to_runtime_array
 
 TOP_DISPATCHES = 12  # slowest single dispatches listed per function
 TOP_KINDS = 10  # op kinds listed per function in the printed table

@@ -17,11 +17,16 @@ from queue import Empty
 
 import torch
 
-from .buckets import Bucket, BucketTable
-from .decomp import decomposition_table
-from .errors import ExportLintError, UserError
-from .lint import input_dtype_findings, lint_program
-from .precision import Precision, prepare_inputs, prepare_module, quantize_program
+from conversion.core.errors import ExportLintError, UserError
+from conversion.core.export.decomp import decomposition_table
+from conversion.core.export.lint import input_dtype_findings, lint_program
+from conversion.core.export.precision import (
+    Precision,
+    prepare_inputs,
+    prepare_module,
+    quantize_program,
+)
+from conversion.core.host.buckets import Bucket, BucketTable
 
 
 @dataclass

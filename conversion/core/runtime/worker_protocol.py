@@ -15,7 +15,7 @@ A frame is
 and an array entry is `{"name", "dtype", "shape", "nbytes"}` with `dtype` one of `DTYPES`
 (numpy's names) and `nbytes == prod(shape) * itemsize`. A header without "arrays" carries
 none. The requests and replies are listed in docs/worker-protocol.md; the server is
-`conversion.core.serve`.
+`conversion.core.runtime.serve`.
 
 `read_frame` takes any byte stream: whatever it is fed, it returns a frame or raises a
 `ProtocolError` (never another exception, never an allocation a header merely asks for). The
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from . import errors
+from conversion.core import errors
 
 PROTOCOL = "voxport-worker/1"
 
