@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from conversion.core.host.audio_io import streamed_wav, write_wav
-from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
 from tests.test_bundle import _mlp_bundle
 
@@ -31,7 +31,7 @@ class StandIn:
         self.closed = True
 
 
-class MlpBundle(LoadedBundle):
+class MlpBundle(LoadedPipeline):
     model = "test"  # what _mlp_bundle's manifest says
 
 
@@ -89,7 +89,7 @@ def test_one_worker_is_the_in_process_path():
 
     with WorkerPool(StandIn, 1) as pool:
         out = pool.map_in_order([3, 1, 2], work)
-        bundle = pool.bundle
+        bundle = pool.pipeline
         assert bundle.isolate is False
     assert out == [6, 2, 4]
     assert callers == [threading.current_thread().name] * 3  # no thread, no child
@@ -116,7 +116,7 @@ def test_two_runtime_children_give_what_one_in_process_bundle_gives(mlp):
         return b.session.run("mlp", "main", {"x": x})["y"], b.session._session._proc.pid
 
     with WorkerPool(lambda isolate: MlpBundle(dest, isolate=isolate), 1) as pool:
-        want = [pool.bundle.session.run("mlp", "main", {"x": x})["y"] for x in xs]
+        want = [pool.pipeline.session.run("mlp", "main", {"x": x})["y"] for x in xs]
     with WorkerPool(lambda isolate: MlpBundle(dest, isolate=isolate), 2) as pool:
         got = pool.map_in_order(xs, work)
     for (y, _), ref in zip(got, want, strict=True):

@@ -64,12 +64,12 @@ def _median(values: list[float] | None) -> float:
 
 
 def _speak(pool: WorkerPool, frames: int, seed: int, stream: bool = True):
-    return pool.bundle.speak(GATE_TEXT, seed=seed, max_frames=frames, stream=stream, pool=pool)
+    return pool.pipeline.speak(GATE_TEXT, seed=seed, max_frames=frames, stream=stream, pool=pool)
 
 
 def _pass(pool: WorkerPool, frames: int, seed: int) -> tuple[object, dict[str, list[float]]]:
     """One streamed utterance over `pool`: its result and the calls' ms (both workers')."""
-    sessions = [pool.bundle.session]
+    sessions = [pool.pipeline.session]
     if pool.size > 1:
         sessions.append(pool.worker(DECODER).session)
     calls = _Calls(sessions)
@@ -156,14 +156,14 @@ def run_bench(
     from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
 
     repeats = 1 if repeats is None else repeats
     if repeats < 1 or (frames is not None and frames < 1):
         raise UserError("--repeats and --frames must be at least 1")
     workers = max(1, min(workers, MAX_WORKERS))
     config = loaded.config
-    with Audio8Bundle(bundle) as ab:
+    with Audio8Pipeline(bundle) as ab:
         frames = frames or bench_frames(config.name, ab.codec_window)
         prompt = ab.prompt(GATE_TEXT, None, frames)
         t = time.perf_counter()

@@ -81,12 +81,12 @@ def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
 
     from conversion.core.runtime.workers import WorkerPool
 
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
     from .voice import register
 
-    opener = lambda isolate: Audio8Bundle(bundle, isolate=isolate)  # noqa: E731
+    opener = lambda isolate: Audio8Pipeline(bundle, isolate=isolate)  # noqa: E731
     with WorkerPool(opener, _workers(args)) as pool:
-        ab = pool.bundle
+        ab = pool.pipeline
         voice = register(ab.session, args.ref, args.ref_text, ab.codec_config) if args.ref else None
         rate = ab.codec_config.sample_rate
         with sf.SoundFile(
@@ -260,7 +260,7 @@ def voice(args: argparse.Namespace) -> int:
     bundle's encoder graph, saved (atomically) with its transcript and the transcript's ids."""
     from conversion.core.paths import writable_file
 
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
     from .voice import load_reference, register
 
     if not args.ref_text or not args.ref_text.strip():
@@ -275,7 +275,7 @@ def voice(args: argparse.Namespace) -> int:
     bundle = PORT.ensure_bundle(
         folder, config, args.config, args.dtype, path=getattr(args, "bundle", None)
     )
-    with Audio8Bundle(bundle) as ab:
+    with Audio8Pipeline(bundle) as ab:
         made = register(ab.session, args.ref, args.ref_text, ab.codec_config, ab.tokenizer)
     made.save(target)
     seconds = made.frames * ab.codec_config.frame_size / ab.codec_config.sample_rate

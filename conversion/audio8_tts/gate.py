@@ -183,11 +183,11 @@ def run_gate(
     the exported-precision rows (each side bundle in its own child process, opened in turn)."""
     from gates.report import emit
 
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
-    with Audio8Bundle(bundle, isolate=True) as ab:
+    with Audio8Pipeline(bundle, isolate=True) as ab:
         prompt = gate_prompt(ab, config)
         print(
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",

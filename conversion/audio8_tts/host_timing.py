@@ -3,7 +3,7 @@ counterpart; `models/audio8_tts/README.md`, "On device").
 
     .venv/bin/python -m conversion.audio8_tts.host_timing [REPEATS]
 
-Runs `Audio8Bundle.speak` on the Swift fixtures' two cases (reduced configuration, codec window
+Runs `Audio8Pipeline.speak` on the Swift fixtures' two cases (reduced configuration, codec window
 8, the same seeded stand-in session) and subtracts the time spent inside graph calls, so what is
 left is the host: text split and prompt, uniforms, the frame loop's bookkeeping, codec windows.
 """

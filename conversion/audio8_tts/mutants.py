@@ -378,14 +378,14 @@ def make_evaluate(
 ) -> Callable[[Mutant | None], LadderReport]:
     """`evaluate(mutant)` for `run_catalogue`: the reference record made once, here."""
     from .gate import GATE_FRAMES, gate_prompt, ladder_rungs, reference_prompt, reference_voice_run
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
 
     config = loaded.config
     ref = GR.reference_run(loaded.lm, reference_prompt(loaded), GATE_FRAMES[config.name], seed)
     voice_ref = reference_voice_run(loaded, seed)
 
     def ladder(path: Path) -> LadderReport:
-        with Audio8Bundle(path, isolate=True) as ab:
+        with Audio8Pipeline(path, isolate=True) as ab:
             prompt = gate_prompt(ab, config)  # the bundle host's builder: a host fault's place
             rungs = ladder_rungs(loaded, ab, prompt, ref, seed, voice_ref=voice_ref)
             return run_ladder("audio8_tts", rungs, progress=False)

@@ -25,7 +25,7 @@ from functools import partial
 import numpy as np
 
 from conversion.core.errors import UserError
-from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import Background, WorkerPool
 
 from .ar import host as host_frames
@@ -66,7 +66,7 @@ class SpeakResult:
     seconds: float = 0.0
 
 
-class Audio8Bundle(LoadedBundle):
+class Audio8Pipeline(LoadedPipeline):
     model = "audio8_tts"
 
     def load_host(self) -> None:
@@ -128,7 +128,7 @@ class Audio8Bundle(LoadedBundle):
         stream: bool = False,
         on_audio: Callable[[np.ndarray], None] | None = None,
         on_frame: Callable[[int, int], None] | None = None,
-        pool: WorkerPool[Audio8Bundle] | None = None,
+        pool: WorkerPool[Audio8Pipeline] | None = None,
     ) -> SpeakResult:
         """`text` to 44.1 kHz float32 audio; with `stream`, `on_audio` gets each decoded chunk
         (else each piece's audio once it is whole).
@@ -158,7 +158,7 @@ class _Window:
     codes: np.ndarray
     context: int
 
-    def decode(self, bundle: Audio8Bundle, report: host_codec.DecodeReport) -> np.ndarray:
+    def decode(self, bundle: Audio8Pipeline, report: host_codec.DecodeReport) -> np.ndarray:
         """The window's new samples, through `bundle`'s codec graph (one call)."""
         part = next(
             host_codec.decode_stream(
@@ -234,7 +234,7 @@ class _Piece:
         )
 
 
-def _between_utterances(bundle: Audio8Bundle) -> None:
+def _between_utterances(bundle: Audio8Pipeline) -> None:
     bundle.between_utterances()
 
 
@@ -246,7 +246,7 @@ def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
 class _Speech:
     """One `speak` call: its pieces in order, and the audio handed on as it comes."""
 
-    def __init__(self, bundle: Audio8Bundle, max_frames: int, stream: bool, on_audio, on_frame):
+    def __init__(self, bundle: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_frame):
         self.bundle, self.max_frames, self.stream = bundle, max_frames, stream
         self.on_audio, self.on_frame = on_audio, on_frame
         self.start = time.perf_counter()
@@ -314,19 +314,19 @@ class _Speech:
             decoder.submit(partial(self._decode_whole, piece))
         decoder.submit(partial(self._piece_done, piece))
 
-    def _decode(self, piece: _Piece, window: _Window, bundle: Audio8Bundle) -> None:
+    def _decode(self, piece: _Piece, window: _Window, bundle: Audio8Pipeline) -> None:
         wav = window.decode(bundle, piece.report)
         piece.chunks.append(wav)
         if self.stream:
             self.emit(piece, wav)
 
-    def _decode_whole(self, piece: _Piece, bundle: Audio8Bundle) -> None:
+    def _decode_whole(self, piece: _Piece, bundle: Audio8Pipeline) -> None:
         """What the one-worker path decodes when frames are padding: `decode_whole`'s windows
         over the frames it keeps, in place of the streaming ones."""
         wav, piece.report = bundle.decode_whole(piece.loop.codes)
         piece.chunks[:] = [wav]
 
-    def _piece_done(self, piece: _Piece, _bundle: Audio8Bundle) -> None:
+    def _piece_done(self, piece: _Piece, _bundle: Audio8Pipeline) -> None:
         if not self.stream:
             wav = np.concatenate(piece.chunks) if piece.chunks else np.zeros(0, np.float32)
             self.emit(piece, wav)
@@ -344,7 +344,7 @@ class _Speech:
 class _Streamer:
     """Decodes codec windows between frames in this process (window W, context 32)."""
 
-    def __init__(self, bundle: Audio8Bundle, piece: _Piece, emit) -> None:
+    def __init__(self, bundle: Audio8Pipeline, piece: _Piece, emit) -> None:
         self.bundle, self.piece, self.emit = bundle, piece, emit
         self.windows = _Windows(bundle.codec_window)
 

@@ -5,7 +5,7 @@
 agree with: `host_files.host_table` (the bundle's tables), `prompt.build_prompt` (prompt rows,
 budget errors), `reference.seeded_uniforms` (numpy's PCG64 draws), `ar.host.generate` (prefill
 windows, the RAS window, frame codes, stops), `codec.host.window_plan` / `prepare_codes`, and
-`Audio8Bundle.speak` (whole and streamed) run over a recording session instead of Core AI.
+`Audio8Pipeline.speak` (whole and streamed) run over a recording session instead of Core AI.
 
 Reduced configuration, stand-in tokenizer. No graph runs here: the graph outputs are seeded
 stand-ins (semantic draws, codes, wav), and the logits outputs — carried, never read by the
@@ -220,9 +220,9 @@ def _save_events(d: Path, events: list[dict], zip_clock) -> list[dict]:
 
 
 def _bundle(session, tokenizer):
-    from .pipeline import Audio8Bundle
+    from .pipeline import Audio8Pipeline
 
-    ab = object.__new__(Audio8Bundle)
+    ab = object.__new__(Audio8Pipeline)
     ab.session, ab.tokenizer = session, tokenizer
     ab.config, ab.codec_config = CONFIG, CODEC_REDUCED
     ab.path = Path("fixture")

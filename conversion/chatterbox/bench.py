@@ -24,7 +24,7 @@ from conversion.core.threads import EAGER_THREADS
 from .config import SAMPLE_RATE, ChatterboxConfig
 from .gate import GATE_TEXT, GATE_TOKENS, gate_bundles
 from .oracle import record
-from .pipeline import ChatterboxBundle, SpeakOptions
+from .pipeline import ChatterboxPipeline, SpeakOptions
 
 EAGER_REPEATS = 3
 
@@ -78,7 +78,7 @@ def _eager_stages(model, fx, repeats: int) -> dict[str, float]:
     }
 
 
-def _decode_ms(cb: ChatterboxBundle) -> float:
+def _decode_ms(cb: ChatterboxPipeline) -> float:
     calls = cb.session.function_ms.get("t3.decode", [])
     return statistics.median(calls) if calls else float("nan")
 
@@ -106,7 +106,7 @@ def run_bench(
         bar.step("eager oracle")
         eager = _eager_stages(model, fx, repeats or EAGER_REPEATS)
         bar.step("eager stages")
-        with ChatterboxBundle(fp32) as cb:
+        with ChatterboxPipeline(fp32) as cb:
             chunk = cb.chunks(GATE_TEXT)[0]
             t = time.perf_counter()
             r = cb.synthesize(chunk, cb.default_voice, options, seed=seed)
@@ -115,7 +115,7 @@ def run_bench(
             decode_fp32 = _decode_ms(cb)
             ops = profile_calls(cb.session) if profile else None
         bar.step("bundle fp32")
-        with ChatterboxBundle(int8) as cb8:
+        with ChatterboxPipeline(int8) as cb8:
             cb8.t3(chunk.ids, cb8.default_voice, options, uniforms=fx.draws["t3_uniforms/0"])
             decode_int8 = _decode_ms(cb8)
         bar.step("bundle int8 T3")

@@ -78,7 +78,7 @@ def speak(args: argparse.Namespace) -> int:
     from conversion.core.runtime.workers import WorkerPool
 
     from . import voice as voice_mod
-    from .pipeline import ChatterboxBundle, SpeakOptions, seconds_of
+    from .pipeline import ChatterboxPipeline, SpeakOptions, seconds_of
 
     voice_mod.check_exaggeration(args.exaggeration)
     if not 0.0 <= args.cfg <= 3.0:
@@ -89,9 +89,9 @@ def speak(args: argparse.Namespace) -> int:
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
     bundle = _source(args, folder).get(config, args.dtype)
     options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)
-    opener = lambda isolate: ChatterboxBundle(bundle, isolate=isolate)  # noqa: E731
+    opener = lambda isolate: ChatterboxPipeline(bundle, isolate=isolate)  # noqa: E731
     with WorkerPool(opener, args.workers) as pool:
-        cb = pool.bundle
+        cb = pool.pipeline
         chunks = cb.chunks(args.text)
         voice = _voice(args, folder, config, cb.default_voice, cb.config.prompt_tokens_max)
         start = time.perf_counter()
@@ -120,7 +120,7 @@ def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Names
 
     def speak(on_audio=None):
         with progress_steps(len(chunks), "speak chatterbox") as bar:
-            return pool.bundle.speak(
+            return pool.pipeline.speak(
                 args.text,
                 voice=voice,
                 options=options,

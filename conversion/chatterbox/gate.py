@@ -56,7 +56,7 @@ from .flow.graphs import (
     function_name,
 )
 from .oracle import record
-from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
+from .pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions
 from .t3.graphs import START_SPEECH, STOP_SPEECH
 from .text import TextChunk, TextTokenizer
 from .voice import Voice, write_voice_file
@@ -369,7 +369,7 @@ def _teacher_forced_draws(fx: Fixture, cond: np.ndarray, uncond: np.ndarray) -> 
     return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
 
 
-def t3_rungs(cb: ChatterboxBundle, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
+def t3_rungs(cb: ChatterboxPipeline, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
     fx = case.fixture
     memo: dict[str, np.ndarray] = {}
 
@@ -401,7 +401,7 @@ def t3_rungs(cb: ChatterboxBundle, case: Case, tag: str, cos_min: float | None) 
     return rungs
 
 
-def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
+def flow_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     fx = case.fixture
     it = fx.intermediates
     voice = case.voice
@@ -439,7 +439,7 @@ def flow_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
     ]
 
 
-def hift_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
+def hift_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     """The vocoder on the oracle's mel and source draws: its magnitude spectrogram, and every
     sample (the draws are replayed, so the port is sample-accurate: an edge fault such as the
     source STFT's padding moves the first and last samples and hardly the spectrogram)."""
@@ -459,7 +459,7 @@ def hift_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
     ]
 
 
-def e2e_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
+def e2e_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     from .hift.host import draws_from_recording
 
     fx = case.fixture
@@ -498,7 +498,7 @@ def e2e_rungs(cb: ChatterboxBundle, case: Case) -> list[Rung]:
     ]
 
 
-def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
+def free_run_rung(cb: ChatterboxPipeline, case: Case) -> Rung:
     fx = case.fixture
 
     def tokens():
@@ -525,7 +525,7 @@ def free_run_rung(cb: ChatterboxBundle, case: Case) -> Rung:
     return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
 
 
-def step_count_table(cb: ChatterboxBundle, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
+def step_count_table(cb: ChatterboxPipeline, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
     """The bundle's mel with n Euler steps vs the oracle's 10-step mel (the publisher's
     S3Gen), same tokens and noise (the card's step table). Every row is an independent
     bundle run: the 10-step row is the bundle's 10-step flow against the publisher's."""
@@ -609,7 +609,7 @@ def prepare(
     return setup
 
 
-def main_rungs(cb: ChatterboxBundle, setup: GateSetup) -> tuple[list[Rung], int]:
+def main_rungs(cb: ChatterboxPipeline, setup: GateSetup) -> tuple[list[Rung], int]:
     """The fp32 bundle's rungs, in ladder order, and how many come before the side rungs."""
     default, cloned = setup.cases
     head = [
@@ -652,9 +652,9 @@ def run_gate(
         (setup.int8, lambda b: t3_rungs(b, default, "int8", COS_T3_INT8)),
         (setup.fp16, lambda b: [_fp16_rung(b, default, fp16_steps)]),
     ):
-        with ChatterboxBundle(path, isolate=True) as side_bundle:
+        with ChatterboxPipeline(path, isolate=True) as side_bundle:
             side += run_ladder("chatterbox", make(side_bundle)).rungs
-    with ChatterboxBundle(setup.bundle, isolate=True) as cb:
+    with ChatterboxPipeline(setup.bundle, isolate=True) as cb:
         rungs, n = main_rungs(cb, setup)
         main = run_ladder("chatterbox", rungs, stop_on_fail=stop_on_fail)
         table = step_count_table(cb, default)
@@ -672,7 +672,7 @@ def run_gate(
     return 0 if report.passed else 1
 
 
-def _estimator_worst_cosine(cb: ChatterboxBundle, it: dict, steps) -> float:
+def _estimator_worst_cosine(cb: ChatterboxPipeline, it: dict, steps) -> float:
     """The bundle's estimator on the oracle's inputs at Euler `steps`: the worst cosine."""
     total = it["cfm_x"].shape[-1]
     table = BucketTable(cb.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"])
@@ -698,7 +698,7 @@ def _estimator_worst_cosine(cb: ChatterboxBundle, it: dict, steps) -> float:
     return worst
 
 
-def _fp16_rung(cb16: ChatterboxBundle, case: Case, which: str = "all") -> Rung:
+def _fp16_rung(cb16: ChatterboxPipeline, case: Case, which: str = "all") -> Rung:
     """The fp16 estimator on the oracle's inputs at every Euler step (`which="all"`), or at
     the middle one only (`"mid"`: fp16 is emulated slowly on the Linux runtime)."""
     it = case.fixture.intermediates

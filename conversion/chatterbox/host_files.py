@@ -23,7 +23,7 @@ README = """\
 # Chatterbox bundle (voxport)
 
 Chatterbox by Resemble AI (MIT, see LICENSE), exported to Core AI by voxport. Five graphs;
-the host steps between them (VoxportKit's `ChatterboxHost` and `conversion/chatterbox/`):
+the host steps between them (VoxportKit's `ChatterboxPipeline` and `conversion/chatterbox/`):
 
 1. text -> ids: `voxport tokenize chatterbox "TEXT"` (the publisher's punc_norm and
    `tokenizer.json`), SOT 255 + ids + EOT 0 per chunk.

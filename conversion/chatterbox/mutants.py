@@ -419,7 +419,7 @@ def run_mutants(
     oracle recorded once, the baseline bundle opened once for every host fault. With
     `first_kill` each fault's ladder stops at its first failing rung (the baseline runs whole)."""
     from .gate import main_rungs, prepare
-    from .pipeline import ChatterboxBundle
+    from .pipeline import ChatterboxPipeline
 
     mutants = select(CATALOGUE, spec)
     setup = prepare(model, config, bundles, seed, side=False)
@@ -430,7 +430,7 @@ def run_mutants(
             return run_ladder("chatterbox", rungs, progress=False)
         return _first_kill(rungs)
 
-    with ChatterboxBundle(setup.bundle, isolate=True) as baseline:
+    with ChatterboxPipeline(setup.bundle, isolate=True) as baseline:
 
         def evaluate(mutant: Mutant | None) -> LadderReport:
             if mutant is None:
@@ -441,7 +441,7 @@ def run_mutants(
             with tempfile.TemporaryDirectory(prefix="voxport-cbx-mutant-") as tmp:
                 with mutant.inject():
                     path = mutant_bundle(setup, mutant.graph, Path(tmp) / "bundle")
-                with ChatterboxBundle(path, isolate=True) as cb:
+                with ChatterboxPipeline(path, isolate=True) as cb:
                     return ladder(cb, whole=False)
 
         def progress(i: int, n: int, mutant: Mutant) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.errors import UserError
 from conversion.core.host.sampling import SamplingConfig
-from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
@@ -89,7 +89,7 @@ class ChunkResult:
     host_ms: float = 0.0
 
 
-class ChatterboxBundle(LoadedBundle):
+class ChatterboxPipeline(LoadedPipeline):
     """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
 
     model = "chatterbox"
@@ -237,7 +237,7 @@ class ChatterboxBundle(LoadedBundle):
         on_chunk: Callable[[int, int, ChunkResult], None] | None = None,
         chunks: list[TextChunk] | None = None,
         on_token: Callable[[int, int], None] | None = None,
-        pool: WorkerPool[ChatterboxBundle] | None = None,
+        pool: WorkerPool[ChatterboxPipeline] | None = None,
         on_audio: Callable[[np.ndarray], None] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
         """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result.
@@ -256,7 +256,7 @@ class ChatterboxBundle(LoadedBundle):
         chunks = chunks if chunks is not None else self.chunks(text)
         results: list[ChunkResult] = []
 
-        def work(cb: ChatterboxBundle, item: tuple[int, TextChunk]) -> ChunkResult:
+        def work(cb: ChatterboxPipeline, item: tuple[int, TextChunk]) -> ChunkResult:
             i, chunk = item
             return cb.synthesize(chunk, voice, options, seed=seed, index=i, on_token=on_token)
 

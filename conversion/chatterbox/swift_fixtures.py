@@ -4,7 +4,7 @@ host code itself.
 `conversion.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/chatterbox/`. Every expected value comes from the code the Swift host must
 agree with: `conversion.core.host.sampling` (each processor and the draw, Chatterbox's order and the
-others), `speech_tokens_for_s3gen`, and `ChatterboxBundle.synthesize` (T3 loop, flow Euler
+others), `speech_tokens_for_s3gen`, and `ChatterboxPipeline.synthesize` (T3 loop, flow Euler
 loop, HiFT source/STFT/iSTFT, trim_fade) run over a recording session instead of Core AI: the
 graph outputs are seeded stand-ins and T3's tables are 8 wide (the host never reads the width).
 The pipeline's calls are written as a `voxport-replay/1` recording (ReplayRunner's format), the
@@ -33,7 +33,7 @@ from conversion.core.host.sampling import (
 from .config import REDUCED, ChatterboxConfig
 from .export import DEFAULT_VOICE, HOST_ARRAYS
 from .hift import host as host_hift
-from .pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions, speech_tokens_for_s3gen
+from .pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions, speech_tokens_for_s3gen
 from .sampling import CHATTERBOX_ORDER
 from .t3.graphs import START_SPEECH, STOP_SPEECH, T3_VOCAB
 from .text import TextChunk
@@ -334,7 +334,7 @@ def _write_pipeline(root: Path, zip_clock) -> None:
                 root / "voice_without_xvector.npz", **{k: z[k] for k in z.files if k != "xvector"}
             )
 
-    cb = object.__new__(ChatterboxBundle)
+    cb = object.__new__(ChatterboxPipeline)
     cb.config, cb.arrays, cb.graphs = CONFIG, tables, list(manifest["graphs"])
     cb.session = _RecordingSession(np.random.default_rng(9), manifest)
     chunk = TextChunk("swift fixtures", np.asarray(TEXT_IDS, np.int32))

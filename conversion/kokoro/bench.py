@@ -86,7 +86,7 @@ def measure(
     pool: WorkerPool | None = None,
 ) -> dict[str, float | int]:
     """`repeats` passes over the same `cases`: each reference engine, then the bundle `kb`
-    (a KokoroBundle: `synthesize_ids`, `session.since_mark()`, `tables`), then the same
+    (a KokoroPipeline: `synthesize_ids`, `session.since_mark()`, `tables`), then the same
     cases side by side over `pool`'s workers when it has more than one. Figures (calls and
     per-graph times are `kb`'s: the one-worker run)."""
     if repeats < 1:
@@ -193,7 +193,7 @@ def run_bench(
     from conversion.core.paths import write_json
     from gates.report import bench_table_markdown
 
-    from .pipeline import KokoroBundle
+    from .pipeline import KokoroPipeline
     from .weights_onnx_reference import OnnxReference
 
     texts = bench_sentences(config_name, sentences)
@@ -214,7 +214,7 @@ def run_bench(
 
     references = {"eager_torch": eager, "onnxruntime_int8": onnx}
     with (
-        KokoroBundle(bundle) as kb,
+        KokoroPipeline(bundle) as kb,
         _pool(kb, workers) as pool,
         progress_steps((3 + (workers > 1)) * repeats, "bench kokoro") as bar,
     ):

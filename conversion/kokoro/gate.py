@@ -48,7 +48,7 @@ from oracles import Fixture
 
 from . import host
 from .oracle import record
-from .pipeline import KokoroBundle
+from .pipeline import KokoroPipeline
 
 # Read aloud by the full gate's ASR rung (≥ 10, as the issue asks); plain words Whisper knows.
 FIXTURE_SENTENCES = (
@@ -220,7 +220,7 @@ def _pair_cos(name: str, compute) -> Rung:
 class _CaseRuns:
     """The bundle's graphs and pipeline on one case's oracle inputs; `cached` memoises."""
 
-    def __init__(self, kb: KokoroBundle, case: Case, plot: Path | None) -> None:
+    def __init__(self, kb: KokoroPipeline, case: Case, plot: Path | None) -> None:
         self.kb, self.case, self.plot = kb, case, plot
         self.fx = case.fixture.intermediates
         self._cache: dict[str, object] = {}
@@ -319,7 +319,7 @@ def _set_thresholds(rungs: list[Rung], precision: str) -> None:
 
 
 def kokoro_rungs(
-    kb: KokoroBundle,
+    kb: KokoroPipeline,
     cases: list[Case],
     asr_cases: list[Case] | None = None,
     every_bucket: bool = True,
@@ -401,7 +401,7 @@ def complex_spectrum(har: np.ndarray) -> np.ndarray:
     return np.stack([mag * np.cos(phase), mag * np.sin(phase)])
 
 
-def harmonic_source_rung(kb: KokoroBundle, case: Case) -> Rung:
+def harmonic_source_rung(kb: KokoroPipeline, case: Case) -> Rung:
     """The host's harmonic source (`host.harmonic_source`, the bundle's source weights) on
     the oracle's F0 and draws, against the `har` the oracle's vocoder was given."""
     fx = case.fixture.intermediates
@@ -478,7 +478,7 @@ class _Speech:
     draws are the oracle's too (`host.draw_source_noise`), so for the graph case that audio
     is the end-to-end rung's, which is reused rather than run again."""
 
-    def __init__(self, kb: KokoroBundle, cases: Sequence[Case], runs: _CaseRuns | None) -> None:
+    def __init__(self, kb: KokoroPipeline, cases: Sequence[Case], runs: _CaseRuns | None) -> None:
         self.kb, self.cases, self.runs = kb, list(cases), runs
         self._audio: dict[int, np.ndarray] = {}
         self._text: dict[tuple[str, int], str] = {}
@@ -601,7 +601,7 @@ def first_failure(model: str, rungs: list[Rung]) -> LadderReport:
 
 
 def evaluate_bundle(
-    bundle: Path | KokoroBundle,
+    bundle: Path | KokoroPipeline,
     cases: Sequence[Case],
     plot: Path | None = None,
     stop_on_fail: bool = False,
@@ -618,8 +618,8 @@ def evaluate_bundle(
     buckets' (the mutation test's cheap mode, whose rungs are the full ladder's first ones).
     """
     cases = port_cases(cases)
-    if not isinstance(bundle, KokoroBundle):
-        with KokoroBundle(bundle, isolate=True) as kb:
+    if not isinstance(bundle, KokoroPipeline):
+        with KokoroPipeline(bundle, isolate=True) as kb:
             return evaluate_bundle(
                 kb, cases, plot, stop_on_fail, stop_at_first_failure, speech, every_bucket
             )

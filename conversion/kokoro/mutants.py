@@ -356,9 +356,9 @@ class KokoroMutantRun:
         self.kmodel, self.baseline, self.cases = kmodel, Path(baseline), cases
         self.quick = quick
         self.calls = BaselineCalls()
-        self._loaded: pipeline.KokoroBundle | None = None
+        self._loaded: pipeline.KokoroPipeline | None = None
 
-    def ladder(self, bundle: pipeline.KokoroBundle) -> LadderReport:
+    def ladder(self, bundle: pipeline.KokoroPipeline) -> LadderReport:
         from .gate import evaluate_bundle
 
         bundle.between_utterances()  # a long-lived runtime child gives its leaked buffers back
@@ -370,9 +370,9 @@ class KokoroMutantRun:
             every_bucket=not self.quick,
         )
 
-    def baseline_bundle(self) -> pipeline.KokoroBundle:
+    def baseline_bundle(self) -> pipeline.KokoroPipeline:
         if self._loaded is None:
-            self._loaded = pipeline.KokoroBundle(self.baseline, isolate=True)
+            self._loaded = pipeline.KokoroPipeline(self.baseline, isolate=True)
             self.calls.attach(self._loaded)
         return self._loaded
 
@@ -388,7 +388,7 @@ class KokoroMutantRun:
                 return self.ladder(self.baseline_bundle())
             with tempfile.TemporaryDirectory(prefix="voxport-kokoro-mutant-") as tmp:
                 folder = mutated_bundle(self.baseline, self.kmodel, mutant.graph, Path(tmp) / "b")
-                with pipeline.KokoroBundle(folder, isolate=True) as kb:
+                with pipeline.KokoroPipeline(folder, isolate=True) as kb:
                     self.calls.attach(kb)
                     return self.ladder(kb)
 

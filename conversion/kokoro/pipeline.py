@@ -18,7 +18,7 @@ import numpy as np
 
 from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.host.buckets import BucketTable, pad_to
-from conversion.core.runtime.loaded_bundle import LoadedBundle
+from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
 
 from . import host
@@ -35,7 +35,7 @@ class ChunkResult:
     host_ms: float
 
 
-class KokoroBundle(LoadedBundle):
+class KokoroPipeline(LoadedPipeline):
     """A loaded Kokoro bundle: one timed session over the three graphs, plus the host data."""
 
     model = "kokoro"
@@ -185,7 +185,7 @@ class KokoroBundle(LoadedBundle):
         voice_dirs: tuple | list = (),
         on_chunk: Callable[[int, int, host.Chunk], None] | None = None,
         chunks: list[host.Chunk] | None = None,
-        pool: WorkerPool[KokoroBundle] | None = None,
+        pool: WorkerPool[KokoroPipeline] | None = None,
         on_audio: Callable[[np.ndarray], None] | None = None,
     ) -> tuple[np.ndarray, list[ChunkResult]]:
         """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined.
@@ -201,7 +201,7 @@ class KokoroBundle(LoadedBundle):
         results: list[ChunkResult] = []
         gap = host.pause()
 
-        def work(kb: KokoroBundle, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
+        def work(kb: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
             i, chunk = item
             kb.between_utterances()  # stateless graphs: any chunk boundary is a restart point
             return kb._speak_chunk(chunk, pack, speed, seed + i)

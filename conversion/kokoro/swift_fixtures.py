@@ -4,7 +4,7 @@
 `ios/Tests/Fixtures/kokoro/`. Every expected value comes from the code the Swift host must
 agree with: `text_to_chunks` (misaki's G2P), `phonemes_to_ids`, `split_phonemes`,
 `load_voice` / `ref_s_for`, `pred_durations` / `padded_alignment`, `source.excitation` /
-`harmonic_source`, and `KokoroBundle`'s graph steps (bucket choice, padding, trim) with
+`harmonic_source`, and `KokoroPipeline`'s graph steps (bucket choice, padding, trim) with
 `join_audio`, run over a recording session instead of Core AI (no graph runs here: the graph
 outputs are seeded stand-ins, small channel counts; the host never reads those dims).
 
@@ -259,9 +259,9 @@ class _RecordingSession:
 
 
 def _write_pipeline(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock) -> None:
-    from .pipeline import KokoroBundle
+    from .pipeline import KokoroPipeline
 
-    kb = object.__new__(KokoroBundle)
+    kb = object.__new__(KokoroPipeline)
     kb.tables = {g: BucketTable(t) for g, t in PIPELINE_BUCKETS.items()}
     kb.source_weight, kb.source_bias = weight, bias
     kb.session = _RecordingSession(np.random.default_rng(17))

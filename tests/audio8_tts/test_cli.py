@@ -293,14 +293,14 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
     (the runtime keeps every output buffer; the isolated child is recycled between them)."""
     import psutil
 
-    from conversion.audio8_tts.pipeline import Audio8Bundle
+    from conversion.audio8_tts.pipeline import Audio8Pipeline
 
     me = psutil.Process()
 
     def total_rss() -> int:
         return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
 
-    with Audio8Bundle(gated_bundle[0], isolate=True) as ab:
+    with Audio8Pipeline(gated_bundle[0], isolate=True) as ab:
         ab.speak("Hi.", seed=0, max_frames=4)  # warm: lowering, first allocations
         start = total_rss()
         for i in range(50):

@@ -12,7 +12,7 @@ from conversion.cli.main import main
 
 
 class _Fails:
-    """An Audio8Bundle whose speak writes one chunk of audio, then fails."""
+    """An Audio8Pipeline whose speak writes one chunk of audio, then fails."""
 
     def __init__(self, _bundle, isolate=False):
         self.codec_config = types.SimpleNamespace(sample_rate=24000)
@@ -31,7 +31,7 @@ class _Fails:
 def test_a_failed_speak_leaves_no_partial_file(tmp_path, monkeypatch, stream, workers):
     import conversion.audio8_tts.pipeline as pipeline
 
-    monkeypatch.setattr(pipeline, "Audio8Bundle", _Fails)
+    monkeypatch.setattr(pipeline, "Audio8Pipeline", _Fails)
     monkeypatch.setattr(cli.PORT, "resolve_weights", lambda *a, **k: tmp_path / "weights")
     monkeypatch.setattr(cli.PORT, "ensure_bundle", lambda *a, **k: tmp_path / "bundle")
     out = tmp_path / "out" / "x.wav"

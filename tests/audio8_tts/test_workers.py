@@ -36,7 +36,7 @@ TEXT = "Hello there. Thank you."  # two pieces (sentences stay apart)
 FRAMES = 17  # windows [0,8) and [6,14) while frames come, [12,17) after the last
 WAIT_S = 30.0  # an event that never comes fails the test instead of hanging it
 FS = CODEC_REDUCED.frame_size
-Audio8Bundle = P.Audio8Bundle  # the CLI tests replace the module's name with stand-ins
+Audio8Pipeline = P.Audio8Pipeline  # the CLI tests replace the module's name with stand-ins
 
 
 def _until(done, timeout_s: float = WAIT_S) -> bool:
@@ -116,8 +116,8 @@ class _Session:
         }
 
 
-def _bundle(session: _Session) -> Audio8Bundle:
-    ab = object.__new__(Audio8Bundle)
+def _bundle(session: _Session) -> Audio8Pipeline:
+    ab = object.__new__(Audio8Pipeline)
     ab.session, ab.tokenizer = session, stand_in_tokenizer()
     ab.config, ab.codec_config = REDUCED, CODEC_REDUCED
     ab.path = Path("stand-in")
@@ -132,7 +132,7 @@ class _Opener:
         self.hooks, self.eos, self.fail_open = hooks or {}, eos, fail_open
         self.sessions: list[_Session] = []
 
-    def __call__(self, isolate: bool) -> Audio8Bundle:
+    def __call__(self, isolate: bool) -> Audio8Pipeline:
         k = len(self.sessions)
         if k == self.fail_open:
             raise RuntimeError(f"worker {k} failed to open")
@@ -144,7 +144,7 @@ class _Opener:
 def _speak(opener: _Opener, workers: int, stream: bool, frames: int = FRAMES, on_audio=None):
     chunks: list[np.ndarray] = []
     with WorkerPool(opener, workers) as pool:
-        result = pool.bundle.speak(
+        result = pool.pipeline.speak(
             TEXT,
             seed=4,
             max_frames=frames,
@@ -248,7 +248,7 @@ def test_padding_frames_decode_as_decode_whole():
             return out
 
     class _PaddedOpener(_Opener):
-        def __call__(self, isolate: bool) -> Audio8Bundle:
+        def __call__(self, isolate: bool) -> Audio8Pipeline:
             session = _Padded(f"w{len(self.sessions)}", self.log, {FRAME: negative})
             self.sessions.append(session)
             return _bundle(session)
@@ -300,7 +300,7 @@ def test_an_error_beside_the_frames_is_raised_here(where):
 
 def _cli_speak(tmp_path, monkeypatch, workers: int, stream: bool, hooks=None) -> Path:
     opener = _Opener(hooks)
-    monkeypatch.setattr(P, "Audio8Bundle", lambda _path, isolate=False: opener(isolate))
+    monkeypatch.setattr(P, "Audio8Pipeline", lambda _path, isolate=False: opener(isolate))
     monkeypatch.setattr(cli.PORT, "resolve_weights", lambda *a, **k: tmp_path / "weights")
     monkeypatch.setattr(cli.PORT, "ensure_bundle", lambda *a, **k: tmp_path / "bundle")
     out = tmp_path / f"w{workers}{'s' if stream else ''}" / "x.wav"
@@ -375,22 +375,22 @@ def test_two_runtime_children_speak_what_one_process_does(small_bundle):
     (recycle_mb tiny: worker 1's restart runs in its thread, after the first piece's windows)
     and the audio still the same."""
     text, frames = "Hi there. Go on.", 10  # a piece: [0,8) beside the frames, [6,10) after
-    with Audio8Bundle(small_bundle) as ab:
+    with Audio8Pipeline(small_bundle) as ab:
         assert ab.codec_window == WINDOW
         want = {s: ab.speak(text, seed=2, max_frames=frames, stream=s) for s in (False, True)}
     np.testing.assert_array_equal(want[True].audio, want[False].audio)
     assert want[True].audio.size > 0 and len(want[True].pieces) == 2
 
-    with WorkerPool(lambda isolate: Audio8Bundle(small_bundle, isolate=isolate), 2) as pool:
+    with WorkerPool(lambda isolate: Audio8Pipeline(small_bundle, isolate=isolate), 2) as pool:
         pool.open_all()  # both children load side by side
-        workers = [pool.bundle, pool.worker(1)]
+        workers = [pool.pipeline, pool.worker(1)]
         for stream in (False, True):
             # the whole run restarts both children before its second piece (not before its
             # first: a fresh child has nothing to give back); the streamed run none
-            limit = Audio8Bundle.recycle_mb if stream else 1e-6
+            limit = Audio8Pipeline.recycle_mb if stream else 1e-6
             for b in workers:
                 b.recycle_mb = limit
-            got = pool.bundle.speak(text, seed=2, max_frames=frames, stream=stream, pool=pool)
+            got = pool.pipeline.speak(text, seed=2, max_frames=frames, stream=stream, pool=pool)
             np.testing.assert_array_equal(got.audio, want[stream].audio)
             assert [p.decode.windows for p in got.pieces] == [2, 2]
         assert [b.session._session.restarts for b in workers] == [1, 1]

@@ -179,11 +179,11 @@ def test_speak_with_the_clone_is_not_the_default_voice(gated_bundle, tmp_path):
 
 @pytest.mark.slow
 def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
-    from conversion.chatterbox.pipeline import ChatterboxBundle
+    from conversion.chatterbox.pipeline import ChatterboxPipeline
 
     bundle, _, _, _, _, _ = gated_bundle
     text = " ".join(["The quick brown fox jumps over the lazy dog, again and again."] * 4)
-    with ChatterboxBundle(bundle) as cb:
+    with ChatterboxPipeline(bundle) as cb:
         chunks = cb.chunks(text)
         budget = cb.config.text_budget
     assert len(chunks) >= 4 and all(c.ids.size <= budget for c in chunks)
@@ -290,7 +290,7 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
     whole pipeline (flow encoder, estimator, HiFT) for every tenth: the same call paths."""
     import psutil
 
-    from conversion.chatterbox.pipeline import ChatterboxBundle, ChunkDraws, SpeakOptions
+    from conversion.chatterbox.pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions
 
     me = psutil.Process()
 
@@ -298,7 +298,7 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
         return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
 
     options = SpeakOptions(max_new_tokens=8, n_steps=2)
-    with ChatterboxBundle(gated_bundle[0], isolate=True) as cb:
+    with ChatterboxPipeline(gated_bundle[0], isolate=True) as cb:
         chunk, voice = cb.chunks("Hi there.")[0], cb.default_voice
         cb.synthesize(chunk, voice, options)  # warm: lowering, first allocations
         start = total_rss()

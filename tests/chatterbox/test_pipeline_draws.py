@@ -1,4 +1,4 @@
-"""`ChatterboxBundle.synthesize` takes T3's uniforms as an array as well as a callable (the
+"""`ChatterboxPipeline.synthesize` takes T3's uniforms as an array as well as a callable (the
 Swift worker test feeds recorded arrays); an array once raised numpy's truth-value error."""
 
 import types
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conversion.chatterbox.config import REDUCED
-from conversion.chatterbox.pipeline import ChatterboxBundle, ChunkDraws
+from conversion.chatterbox.pipeline import ChatterboxPipeline, ChunkDraws
 
 
 class _Stop(Exception):
@@ -23,7 +23,7 @@ def test_uniforms_reach_t3_as_given(given):
         seen["uniforms"] = uniforms
         raise _Stop
 
-    cb = object.__new__(ChatterboxBundle)
+    cb = object.__new__(ChatterboxPipeline)
     cb.session = types.SimpleNamespace(since_mark=lambda: None)
     cb.t3 = t3
     cb.config = REDUCED  # check_voice reads the prompt cap

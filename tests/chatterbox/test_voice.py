@@ -252,21 +252,21 @@ def test_a_voice_over_the_bundles_prompt_cap_is_refused_before_compute():
     bundle: a one-line VoiceError naming the fix, from speak and synthesize, before T3 runs."""
     from types import SimpleNamespace
 
-    from conversion.chatterbox.pipeline import ChatterboxBundle, SpeakOptions
+    from conversion.chatterbox.pipeline import ChatterboxPipeline, SpeakOptions
     from conversion.chatterbox.text import TextChunk
 
     fake = SimpleNamespace(config=REDUCED, session=None)  # no graph can run
-    fake.check_voice = lambda v: ChatterboxBundle.check_voice(fake, v)
+    fake.check_voice = lambda v: ChatterboxPipeline.check_voice(fake, v)
     big = _synthetic_voice(REDUCED.prompt_tokens_max + 1)
     chunk = TextChunk("Hi.", np.array([255, 10, 0], np.int32))
     for call in (
-        lambda: ChatterboxBundle.check_voice(fake, big),
-        lambda: ChatterboxBundle.speak(fake, "Hi.", voice=big, chunks=[chunk]),
-        lambda: ChatterboxBundle.synthesize(fake, chunk, big, SpeakOptions()),
+        lambda: ChatterboxPipeline.check_voice(fake, big),
+        lambda: ChatterboxPipeline.speak(fake, "Hi.", voice=big, chunks=[chunk]),
+        lambda: ChatterboxPipeline.synthesize(fake, chunk, big, SpeakOptions()),
     ):
         with pytest.raises(VoiceError, match=r"big\.npz has 41 S3Gen prompt tokens.*at most 40"):
             call()
-    ChatterboxBundle.check_voice(fake, _synthetic_voice(REDUCED.prompt_tokens_max))
+    ChatterboxPipeline.check_voice(fake, _synthetic_voice(REDUCED.prompt_tokens_max))
 
 
 def test_cap_prompt_cuts_tokens_and_frames_together():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conversion.chatterbox import cli, pipeline
-from conversion.chatterbox.pipeline import ChatterboxBundle, SpeakOptions
+from conversion.chatterbox.pipeline import ChatterboxPipeline, SpeakOptions
 from conversion.chatterbox.port import PORT
 from conversion.cli.main import main
 from conversion.core.bundle import load_manifest
@@ -42,13 +42,13 @@ def reduced_bundle() -> Path:
 
 @pytest.mark.slow
 def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
-    with WorkerPool(lambda isolate: ChatterboxBundle(reduced_bundle, isolate=isolate), 1) as one:
-        chunks = one.bundle.chunks(TEXT)
+    with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 1) as one:
+        chunks = one.pipeline.chunks(TEXT)
         assert len(chunks) == 2
-        want, _ = one.bundle.speak(TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=one)
+        want, _ = one.pipeline.speak(TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=one)
     pieces: list[np.ndarray] = []
-    with WorkerPool(lambda isolate: ChatterboxBundle(reduced_bundle, isolate=isolate), 2) as two:
-        got, results = two.bundle.speak(
+    with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 2) as two:
+        got, results = two.pipeline.speak(
             TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=two, on_audio=pieces.append
         )
     assert want.size > 0 and [r.text for r in results] == [c.text for c in chunks]
@@ -59,7 +59,7 @@ def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
 # -- the CLI over a stand-in ------------------------------------------------------------------
 
 
-class NoRuntime(ChatterboxBundle):
+class NoRuntime(ChatterboxPipeline):
     """The bundle's host files; each chunk's audio made up from its index."""
 
     def __init__(self, bundle, isolate: bool = False) -> None:
@@ -78,7 +78,7 @@ class NoRuntime(ChatterboxBundle):
 def test_cli_stream_is_the_whole_file_and_prints_time_to_first_audio(
     reduced_bundle, tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.setattr(pipeline, "ChatterboxBundle", NoRuntime)
+    monkeypatch.setattr(pipeline, "ChatterboxPipeline", NoRuntime)
     source = SimpleNamespace(get=lambda config, dtype: reduced_bundle)
     monkeypatch.setattr(cli, "_source", lambda *a, **k: source)  # no export check
 

@@ -135,14 +135,14 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
     import psutil
 
     from conversion.kokoro import host
-    from conversion.kokoro.pipeline import KokoroBundle
+    from conversion.kokoro.pipeline import KokoroPipeline
 
     bundle, _, _, _, _ = gated_bundle
     proc = psutil.Process()
     pack = host.load_voice("jf_alpha")
     chunk = host.text_to_chunks("Hello.")[0]
     ref_s = host.ref_s_for(pack, chunk.n_phonemes)
-    with KokoroBundle(bundle) as kb:
+    with KokoroPipeline(bundle) as kb:
         kb.synthesize_ids(chunk.ids, ref_s)  # warm: lowering, first allocations
         start = proc.memory_info().rss
         for i in range(50):

@@ -80,7 +80,7 @@ def test_stream_prints_time_to_first_audio_before_the_end(spoken):
 # -- stand-ins: no runtime calls ---------------------------------------------------------------
 
 
-class NoRuntime(pipeline.KokoroBundle):
+class NoRuntime(pipeline.KokoroPipeline):
     """The bundle's host files; each chunk's audio made up from its seed. The chunk of seed 1
     is "split again" into two parts (two results, a pause between them); seed `fail` raises."""
 
@@ -107,7 +107,7 @@ class NoRuntime(pipeline.KokoroBundle):
 
 
 def _speak(monkeypatch, bundle: Path, out: Path, *flags: str) -> int:
-    monkeypatch.setattr(pipeline, "KokoroBundle", NoRuntime)
+    monkeypatch.setattr(pipeline, "KokoroPipeline", NoRuntime)
     argv = ["speak", "kokoro", TEXT, *REDUCED, "--bundle", str(bundle), "-o", str(out), *flags]
     return main(argv)
 

@@ -1,13 +1,13 @@
-"""Worker processes: N loaded bundles, each with its own runtime child, driven by N threads.
+"""Worker processes: N loaded pipelines, each with its own runtime child, driven by N threads.
 
 The Core AI Linux runtime is single-threaded, so one process computes one call at a time.
-With N bundles opened `isolate=True` (an `IsolatedSession` child each, the bundle loaded once
+With N pipelines opened `isolate=True` (an `IsolatedSession` child each, the pipeline loaded once
 per child), N independent items (chunks, sentences) compute side by side: a thread waiting on
 its child's pipe releases the GIL, and the host steps between calls are short.
 
 `WorkerPool.map_in_order` hands results back in item order as soon as each next one is ready,
 so a caller writes chunk 1's audio while chunk 2 is still computing. With one worker it is the
-plain in-process path: one bundle, `isolate=False`, items run in the caller's thread.
+plain in-process path: one pipeline, `isolate=False`, items run in the caller's thread.
 
 `WorkerPool.background(k)` is the other shape: one pipeline whose later stage runs on worker
 `k` in a thread of its own, fed jobs in order while the caller's thread goes on with the
@@ -21,17 +21,17 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-B = TypeVar("B")  # a loaded bundle (a LoadedBundle subclass: `close()`)
+B = TypeVar("B")  # a loaded pipeline (a LoadedPipeline subclass: `close()`)
 T = TypeVar("T")  # an item
 R = TypeVar("R")  # a result
 
 
 class WorkerPool(Generic[B]):
-    """`workers` bundles from `opener(isolate)`; the first is opened now (its host data —
+    """`workers` pipelines from `opener(isolate)`; the first is opened now (its host data —
     tables, voices, the tokenizer — is what callers chunk text with), the others when a map
     first needs them (so worker 0 starts computing while they load) or at `open_all()`.
 
-    Use it as a context manager: every opened bundle (and its child) is closed on exit.
+    Use it as a context manager: every opened pipeline (and its child) is closed on exit.
     """
 
     def __init__(self, opener: Callable[[bool], B], workers: int = 1) -> None:
@@ -43,35 +43,35 @@ class WorkerPool(Generic[B]):
         self._lock = threading.Lock()
         # One worker: in process (no pipes, no copies). More: every one a child, so no
         # runtime call holds this process while another worker's result is being handled.
-        self._bundles: list[B | None] = [opener(workers > 1)] + [None] * (workers - 1)
+        self._pipelines: list[B | None] = [opener(workers > 1)] + [None] * (workers - 1)
 
     @classmethod
-    def inline(cls, bundle: B) -> WorkerPool[B]:
-        """A one-worker pool over an already open `bundle` (not closed by the pool)."""
+    def inline(cls, pipeline: B) -> WorkerPool[B]:
+        """A one-worker pool over an already open `pipeline` (not closed by the pool)."""
         pool = cls.__new__(cls)
         pool.size, pool._opener, pool._owned = 1, None, False
         pool._lock = threading.Lock()
-        pool._bundles = [bundle]
+        pool._pipelines = [pipeline]
         return pool
 
     @property
-    def bundle(self) -> B:
-        """Worker 0's bundle: the one to read host data from."""
-        return self._bundles[0]
+    def pipeline(self) -> B:
+        """Worker 0's pipeline: the one to read host data from."""
+        return self._pipelines[0]
 
     def worker(self, k: int) -> B:
-        """Worker `k`'s bundle, opened (in a runtime child) on first use."""
+        """Worker `k`'s pipeline, opened (in a runtime child) on first use."""
         with self._lock:
-            bundle = self._bundles[k]
-        if bundle is None:
-            bundle = self._opener(True)
+            pipeline = self._pipelines[k]
+        if pipeline is None:
+            pipeline = self._opener(True)
             with self._lock:
-                self._bundles[k] = bundle
-        return bundle
+                self._pipelines[k] = pipeline
+        return pipeline
 
     def open_all(self) -> None:
         """Open every worker now, side by side (a bench keeps loading out of its timings)."""
-        self.map_in_order(range(self.size), lambda _bundle, _k: None, spread=True)
+        self.map_in_order(range(self.size), lambda _pipeline, _k: None, spread=True)
 
     def map_in_order(
         self,
@@ -80,17 +80,17 @@ class WorkerPool(Generic[B]):
         on_result: Callable[[int, R], None] | None = None,
         spread: bool = False,
     ) -> list[R]:
-        """`work(bundle, item)` for every item, up to `size` at once; the results in item
+        """`work(pipeline, item)` for every item, up to `size` at once; the results in item
         order. `on_result(i, result)` runs in the caller's thread as soon as results 0..i are
         all in. The first error a worker raises is raised here once the workers have stopped
         (an item already computing finishes; no new one starts). `spread`: one item per
-        worker at most (each item on its own bundle)."""
+        worker at most (each item on its own pipeline)."""
         items = list(items)
         n = min(self.size, len(items))
         if n <= 1:
             out: list[R] = []
             for i, item in enumerate(items):
-                out.append(work(self.bundle, item))
+                out.append(work(self.pipeline, item))
                 if on_result is not None:
                     on_result(i, out[-1])
             return out
@@ -104,17 +104,17 @@ class WorkerPool(Generic[B]):
         return Background(self, k)
 
     def close(self) -> None:
-        """Close every opened bundle (each child exits); the first close error is raised."""
+        """Close every opened pipeline (each child exits); the first close error is raised."""
         if not self._owned:
             return
         first: BaseException | None = None
         with self._lock:
-            bundles, self._bundles = self._bundles, [None] * self.size
-        for bundle in bundles:
-            if bundle is None:
+            pipelines, self._pipelines = self._pipelines, [None] * self.size
+        for pipeline in pipelines:
+            if pipeline is None:
                 continue
             try:
-                bundle.close()
+                pipeline.close()
             except BaseException as err:  # noqa: BLE001 (the others must close too)
                 first = first or err
         if first is not None:
@@ -141,14 +141,14 @@ class _InOrder(Generic[B, T, R]):
 
     def _loop(self, k: int) -> None:
         try:
-            bundle = self.pool.worker(k)
+            pipeline = self.pool.worker(k)
             while True:
                 with self.cond:
                     if self.stop or self.error is not None or self.next_item >= len(self.items):
                         return
                     i = self.next_item if not self.spread else k
                     self.next_item += 1
-                result = self.work(bundle, self.items[i])
+                result = self.work(pipeline, self.items[i])
                 with self.cond:
                     self.done[i] = result
                     self.cond.notify_all()
@@ -190,10 +190,10 @@ class _InOrder(Generic[B, T, R]):
 
 
 class Background(Generic[B]):
-    """Jobs `job(bundle)` run on one worker's bundle in a thread of its own, one after another
+    """Jobs `job(pipeline)` run on one worker's pipeline in a thread of its own, one after another
     in the order submitted, while the caller's thread does other work.
 
-    The first error (the bundle failing to open, a job raising) is kept and every later job
+    The first error (the pipeline failing to open, a job raising) is kept and every later job
     skipped: `check()` raises it in the caller's thread (call it between steps to stop early)
     and leaving the `with` block — which waits for every job submitted — raises it too.
     Leaving on the caller's own error skips the jobs not started and waits only for the one
@@ -209,16 +209,16 @@ class Background(Generic[B]):
         self._thread.start()
 
     def _loop(self) -> None:
-        bundle: B | None = None
+        pipeline: B | None = None
         try:
-            bundle = self._pool.worker(self._k)
+            pipeline = self._pool.worker(self._k)
         except BaseException as err:  # noqa: BLE001 (handed to the caller's thread)
             self._error = err
         while (job := self._jobs.get()) is not None:
             if self._error is not None or self._cancelled:
                 continue  # skipped: the queue is drained up to the end marker
             try:
-                job(bundle)
+                job(pipeline)
             except BaseException as err:  # noqa: BLE001 (handed to the caller's thread)
                 self._error = err
 

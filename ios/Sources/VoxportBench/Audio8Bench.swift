@@ -7,14 +7,14 @@ import VoxportRunner
 /// `voxport tokenize audio8_tts "TEXT"`) and `VP_VOICE` (a `voxport voice audio8_tts` file, or
 /// none: the plain template).
 struct Audio8BenchInputs {
-    let host: Audio8Host
+    let host: Audio8Pipeline
     let pieces: [[Int32]]
     let voice: Audio8Voice?
     let seed: Int
     let maxFrames: Int
 
     init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment, bench: String) throws {
-        let host = try Audio8Host(bundle: bundle, runner: runner)
+        let host = try Audio8Pipeline(bundle: bundle, runner: runner)
         self.host = host
         guard let tokens = env.tokens, !tokens.isEmpty else {
             throw VoxportError(.user, "\(bench) needs VP_TOKENS: the output of `voxport tokenize audio8_tts \"TEXT\"`")
@@ -34,7 +34,7 @@ struct Audio8BenchInputs {
 }
 
 /// `audio8.speak`: every piece through the whole host — prompt, prefill, the frame loop, the
-/// codec decoded whole — as `Audio8Bundle.speak` does it.
+/// codec decoded whole — as `Audio8Pipeline.speak` does it.
 public final class Audio8SpeakBench: BenchCase {
     public static let name = "audio8.speak"
     public static let model = "audio8_tts"
@@ -94,11 +94,11 @@ public final class Audio8CodecBench: BenchCase {
     public static let name = "audio8.codec"
     public static let model = "audio8_tts"
     public static let graphs: [String]? = ["codec"]
-    let host: Audio8Host
+    let host: Audio8Pipeline
     let columns: [[Int32]]
 
     public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
-        host = try Audio8Host(bundle: bundle, runner: runner)
+        host = try Audio8Pipeline(bundle: bundle, runner: runner)
         let sizes = host.tables.codec.bookSizes
         var state = UInt64(truncatingIfNeeded: env.seed) &+ 0x9E37_79B9_7F4A_7C15
         columns = (0..<host.codec.window).map { _ in

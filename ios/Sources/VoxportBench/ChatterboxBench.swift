@@ -13,7 +13,7 @@ struct ChatterboxBenchInputs {
     static let tokenRate = 25.0  // speech tokens per second
     static let melRate = 50.0  // mel frames per second
 
-    let host: ChatterboxHost
+    let host: ChatterboxPipeline
     let clock: TimedRunner
     let chunks: [[Int32]]
     let voice: ChatterboxVoice
@@ -35,7 +35,7 @@ struct ChatterboxBenchInputs {
         }
         self.voice = voice
         clock = TimedRunner(wrapping: runner)
-        host = try ChatterboxHost(runner: clock, files: files)
+        host = try ChatterboxPipeline(runner: clock, files: files)
         chunks = tokens.map { $0.map { Int32(clamping: $0) } }
         var options = ChatterboxOptions()
         options.maxNewTokens = env.maxTokens
@@ -67,15 +67,15 @@ struct ChatterboxBenchInputs {
     }
 
     /// T3 for chunk `i` with the seeded uniforms.
-    func t3(chunk i: Int, on h: ChatterboxHost? = nil) async throws -> T3Result {
+    func t3(chunk i: Int, on h: ChatterboxPipeline? = nil) async throws -> T3Result {
         try await (h ?? host).t3(textIDs: chunks[i], voice: voice, options: options, uniforms: draws.uniforms(chunk: i))
     }
 
     /// A host over the untimed runner, for the stages a bench needs done once at load.
-    func untimedHost() throws -> ChatterboxHost { try ChatterboxHost(runner: untimed, files: host.files) }
+    func untimedHost() throws -> ChatterboxPipeline { try ChatterboxPipeline(runner: untimed, files: host.files) }
 
     /// The first chunk's speech tokens (T3 once, untimed), or a user error when it drew none.
-    func speechTokens(on h: ChatterboxHost, bench: String) async throws -> [Int] {
+    func speechTokens(on h: ChatterboxPipeline, bench: String) async throws -> [Int] {
         let speech = SpeechTokens.dropInvalid(try await t3(chunk: 0, on: h).tokens)
         guard !speech.isEmpty else {
             throw VoxportError(.user, "\(bench): T3 drew no speech tokens for VP_TOKENS' first chunk with VP_SEED=\(draws.seed): try another seed")
@@ -199,7 +199,7 @@ public final class ChatterboxVocoderBench: BenchCase {
         let wav = hift.trimFade.map { HiftSpectra.trimFade(r.wav, fade: $0) } ?? r.wav
         let wall = ChatterboxBenchInputs.milliseconds(since: t0)
         return BenchPass(
-            audio: wav, sampleRate: ChatterboxHost.sampleRate, audioSeconds: Double(frames) / ChatterboxBenchInputs.melRate,
+            audio: wav, sampleRate: ChatterboxPipeline.sampleRate, audioSeconds: Double(frames) / ChatterboxBenchInputs.melRate,
             hostMilliseconds: wall - clock.totalMilliseconds,
             extra: ["frames": Double(frames), "vocoder_ms": wall,
                     "f0_ms": clock.graphMilliseconds(HiftVocoder.f0Graph),
@@ -207,7 +207,7 @@ public final class ChatterboxVocoderBench: BenchCase {
     }
 }
 
-/// `chatterbox.speak`: every chunk through the whole host (`ChatterboxHost.speak`): T3, the
+/// `chatterbox.speak`: every chunk through the whole host (`ChatterboxPipeline.speak`): T3, the
 /// flow, HiFT, trim_fade, joined. Stage figures are graph time (`*_graph_ms`).
 public final class ChatterboxSpeakBench: BenchCase {
     public static let name = "chatterbox.speak"
@@ -228,7 +228,7 @@ public final class ChatterboxSpeakBench: BenchCase {
         let decodes = clock.count(isDecode)
         let steps = clock.count { $0.hasPrefix(FlowSolver.estimatorGraph + ".") }
         return BenchPass(
-            audio: audio, sampleRate: ChatterboxHost.sampleRate, audioSeconds: Double(audio.count) / Double(ChatterboxHost.sampleRate),
+            audio: audio, sampleRate: ChatterboxPipeline.sampleRate, audioSeconds: Double(audio.count) / Double(ChatterboxPipeline.sampleRate),
             hostMilliseconds: results.reduce(0) { $0 + $1.hostMilliseconds },
             extra: ["chunks": Double(results.count),
                     "tokens": Double(results.reduce(0) { $0 + $1.t3.tokens.count }),

@@ -10,10 +10,10 @@ import VoxportRunner
 public final class KokoroSpeakBench: BenchCase {
     public static let name = "kokoro.speak"
     public static let model = "kokoro"
-    public static let graphs: [String]? = KokoroHost.graphs
+    public static let graphs: [String]? = KokoroPipeline.graphs
     public static let defaultVoice = "jf_alpha"
 
-    let host: KokoroHost
+    let host: KokoroPipeline
     let voice: VoicePack
     let phonemes: String
     let seed: Int
@@ -24,7 +24,7 @@ public final class KokoroSpeakBench: BenchCase {
                 .user, "kokoro.speak needs VP_PHONEMES: the phonemes of `voxport phonemize kokoro \"TEXT\"`")
         }
         let files = try KokoroBundleFiles.load(bundle)
-        host = try KokoroHost(runner: runner, vocab: files.vocab, source: files.source)
+        host = try KokoroPipeline(runner: runner, vocab: files.vocab, source: files.source)
         let names = files.voices.names
         let spec = env.voice ?? (names.contains(Self.defaultVoice) ? Self.defaultVoice : names.first ?? Self.defaultVoice)
         voice = try files.voices.voice(spec)

@@ -45,7 +45,7 @@ final class Audio8WorkerTests: XCTestCase {
         let kase: Case
         let bundle: ModelBundle
         let runner: WorkerRunner
-        let host: Audio8Host
+        let host: Audio8Pipeline
     }
 
     /// Python's answers and the one worker, made once per test process.
@@ -66,7 +66,7 @@ final class Audio8WorkerTests: XCTestCase {
         let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundle))
         let runner = try await WorkerRunner(bundle: bundle.url, graphs: kase.graphs)
         do {
-            let host = try Audio8Host(bundle: bundle, runner: runner)
+            let host = try Audio8Pipeline(bundle: bundle, runner: runner)
             made = Shared(dir: dir, kase: kase, bundle: bundle, runner: runner, host: host)
             return made!
         } catch {

@@ -120,7 +120,7 @@ final class ChatterboxWorkerTests: XCTestCase {
 
     func testSwiftHostThroughTheWorkerGivesPythonsT3Tokens() async throws {
         let s = try await Self.shared()
-        let host = try ChatterboxHost(runner: s.worker, files: s.files)
+        let host = try ChatterboxPipeline(runner: s.worker, files: s.files)
         var options = ChatterboxOptions()
         options.exaggeration = 0.5  // SpeakOptions' default, which the Python side spoke with
         let rows = try Self.uniformRows(s.dir)

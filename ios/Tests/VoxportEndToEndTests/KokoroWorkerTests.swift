@@ -56,7 +56,7 @@ final class KokoroWorkerTests: XCTestCase {
 
     static func worker(_ bundle: String) async throws -> WorkerRunner {
         if let shared { return shared }
-        let w = try await WorkerRunner(bundle: URL(fileURLWithPath: bundle), graphs: KokoroHost.graphs)
+        let w = try await WorkerRunner(bundle: URL(fileURLWithPath: bundle), graphs: KokoroPipeline.graphs)
         shared = w
         return w
     }
@@ -113,7 +113,7 @@ final class KokoroWorkerTests: XCTestCase {
         let (dir, early) = try Self.early()
         let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle), verify: false))
         let recorder = RecordingRunner(wrapping: runner)
-        let host = try KokoroHost(runner: recorder, vocab: files.vocab, source: files.source)
+        let host = try KokoroPipeline(runner: recorder, vocab: files.vocab, source: files.source)
         host.foldNegativePi = true
         let voice = try files.voices.voice(KokoroWorkerTests.voice)
         var draws: [Int: SourceDraws] = [:]
@@ -147,7 +147,7 @@ final class KokoroWorkerTests: XCTestCase {
     func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
         let (dir, early) = try Self.early()
         let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle)))
-        let chunker = try KokoroHost(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
+        let chunker = try KokoroPipeline(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
         for c in early.chunks {
             // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
             XCTAssertEqual(try chunker.chunks(c.phonemes).map(\.ids), [c.ids])
@@ -188,7 +188,7 @@ final class KokoroWorkerTests: XCTestCase {
         XCTAssertEqual(graphs.calls, 3 * 3 * kase.chunks.count, "3 passes of predictor, prosody, vocoder per chunk")
         XCTAssertEqual(result["calls_per_pass"] as? Int, 3 * kase.chunks.count)
         let medians = result["warm_median_ms"] as! [String: Double]
-        XCTAssertEqual(Set(medians.keys.map { String($0.split(separator: ".")[0]) }), Set(KokoroHost.graphs))
+        XCTAssertEqual(Set(medians.keys.map { String($0.split(separator: ".")[0]) }), Set(KokoroPipeline.graphs))
         for key in ["load_ms", "rtf", "calls_per_audio_second", "host_ms_per_audio_second"] {
             XCTAssertGreaterThan(result[key] as? Double ?? 0, 0, key)
         }

@@ -5,7 +5,7 @@
 `make` reuses the reduced random-weight bundle (weights seed 0) with the graphs the Swift host
 runs — `ar` (prefill + frame) and `codec`, the encoder left out (a voice needs it, this case
 does not) — at its default path (bundles/audio8_tts-fp32-reduced-seed0-host), exported there first
-when missing or stale. It speaks SENTENCE through the Python pipeline (Audio8Bundle.speak) with
+when missing or stale. It speaks SENTENCE through the Python pipeline (Audio8Pipeline.speak) with
 SEED and MAX_FRAMES, streamed, and decodes the same codes whole, and writes into OUT:
 
     case.json       bundle, text, seed, max frames, each piece's token ids (what the Swift host
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.audio8_tts.pipeline import Audio8Bundle
+from conversion.audio8_tts.pipeline import Audio8Pipeline
 from conversion.audio8_tts.port import PORT
 from conversion.audio8_tts.prompt import clean_text
 from conversion.core.threads import pin_torch_threads
@@ -58,7 +58,7 @@ def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     bundle, export_s = bundle_path()
     t0 = time.perf_counter()
-    with Audio8Bundle(bundle) as ab:
+    with Audio8Pipeline(bundle) as ab:
         chunks: list[np.ndarray] = []
         stream = ab.speak(
             SENTENCE, seed=SEED, max_frames=MAX_FRAMES, stream=True, on_audio=chunks.append

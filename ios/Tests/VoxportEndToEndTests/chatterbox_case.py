@@ -5,7 +5,7 @@
 `make` reuses the reduced random-weight T3 bundle (`--weights random --config reduced`, weights
 seed 0, the `t3` graph only: the port's graph subset at its default path,
 bundles/chatterbox-fp32-reduced-seed0-t3, exported there first when missing or stale), tokenizes
-SENTENCE, runs its first chunk's T3 loop through the Python pipeline (ChatterboxBundle.t3) with
+SENTENCE, runs its first chunk's T3 loop through the Python pipeline (ChatterboxPipeline.t3) with
 uniforms it records as they are drawn, and writes into OUT (the bundle's path goes to stdout,
 one line, as soon as it is current, so a worker may start on it while this runs):
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.chatterbox.pipeline import ChatterboxBundle, SpeakOptions, speech_tokens_for_s3gen
+from conversion.chatterbox.pipeline import ChatterboxPipeline, SpeakOptions, speech_tokens_for_s3gen
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.t3.graphs import T3_VOCAB
 from conversion.core.threads import pin_torch_threads
@@ -54,7 +54,7 @@ def make(out: Path) -> None:
         rows.append(rng.random(T3_VOCAB, dtype=np.float32))
         return rows[-1]
 
-    with ChatterboxBundle(bundle) as kb:
+    with ChatterboxPipeline(bundle) as kb:
         voice = kb.default_voice
         if voice is None:
             raise SystemExit(f"{bundle} has no default voice")

@@ -5,7 +5,7 @@
 
 `make` reuses the reduced real-weight bundle at its default path (bundles/kokoro-fp32-reduced,
 exported there first when missing or stale, as `voxport speak` would), speaks SENTENCE through
-the Python pipeline (KokoroBundle) and writes into OUT:
+the Python pipeline (KokoroPipeline) and writes into OUT:
 
     case.json       bundle, text, voice, each chunk's phonemes / ids / seed, the Python audio's
                     length, transcript and WER
@@ -33,7 +33,7 @@ import soundfile as sf
 
 from conversion.core.threads import pin_torch_threads
 from conversion.kokoro import host, source
-from conversion.kokoro.pipeline import KokoroBundle
+from conversion.kokoro.pipeline import KokoroPipeline
 from conversion.kokoro.port import PORT
 from gates import asr
 
@@ -60,7 +60,7 @@ def folded_spectrum(src: np.ndarray, config: source.SourceConfig = source.PUBLIS
 _SPECTRUM = source.source_spectrum
 
 
-def draw_first(kb: KokoroBundle, chunks: list, pack: np.ndarray, out: Path) -> None:
+def draw_first(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) -> None:
     """Each chunk's source draws, saved before the pipeline runs: they depend only on the frames
     (the predictor's durations) and the seed, so the Swift side can start its own vocoder calls
     while the Python pipeline makes its reference (two cores, two processes)."""
@@ -71,7 +71,7 @@ def draw_first(kb: KokoroBundle, chunks: list, pack: np.ndarray, out: Path) -> N
         np.savez(out / f"noise{i}.npz", rand_ini=d["rand_ini"], sine_noise=d["sine_noise"])
 
 
-def speak_chunks(kb: KokoroBundle, chunks: list, pack: np.ndarray, out: Path) -> np.ndarray:
+def speak_chunks(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) -> np.ndarray:
     """The chunks through the pipeline, chunk i with seed i; its draws must be the saved ones."""
     audios = []
     for i, chunk in enumerate(chunks):
@@ -102,7 +102,7 @@ def _chunks_json(chunks: list) -> list[dict]:
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     bundle = bundle_path()
-    with KokoroBundle(bundle) as kb:
+    with KokoroPipeline(bundle) as kb:
         chunks = kb.chunks(SENTENCE)
         pack = host.load_voice(VOICE, packs=kb.voices)
         draw_first(kb, chunks, pack, out)

@@ -103,7 +103,7 @@ final class Audio8HostTests: XCTestCase {
         XCTAssertEqual(all.keys.sorted(), ["plain_whole", "voice_stream"])
         for (name, fx) in all.sorted(by: { $0.key < $1.key }) {
             let runner = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "pipeline/\(name)", calls: fx.calls)
-            let host = try Audio8Host(runner: runner, tables: try Audio8Fixtures.tables())
+            let host = try Audio8Pipeline(runner: runner, tables: try Audio8Fixtures.tables())
             let voice = try fx.voice.map { try Audio8Voice.load(Audio8Fixtures.url("pipeline/\(name)/\($0)")) }
             var chunks = 0
             let (audio, pieces) = try await host.speak(
@@ -136,7 +136,7 @@ final class Audio8HostTests: XCTestCase {
         let voice = try Audio8Voice.load(Audio8Fixtures.url("pipeline/voice_stream/voice.npz"))
         let run = { (seed: Int, voice: Audio8Voice?) async throws in
             let runner = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "pipeline/voice_stream", calls: fx.calls)
-            let host = try Audio8Host(runner: runner, tables: try Audio8Fixtures.tables())
+            let host = try Audio8Pipeline(runner: runner, tables: try Audio8Fixtures.tables())
             _ = try await host.speak(pieces: fx.pieces.map(\.ids), voice: voice, seed: seed, maxFrames: fx.max_frames, stream: true)
         }
         await assertNoThrowAsync({ try await run(fx.seed, voice) })

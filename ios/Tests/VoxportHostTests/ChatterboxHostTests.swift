@@ -12,7 +12,7 @@ final class ChatterboxHostTests: XCTestCase {
         let fx = try ChatterboxFixtures.json(ChatterboxPipelineFixture.self, "pipeline.json")
         let z = try ChatterboxFixtures.results()
         let runner = try ReplayRunner(recording: ChatterboxFixtures.url("recording"), manifest: ChatterboxFixtures.manifest())
-        let host = try ChatterboxHost(runner: runner, files: try ChatterboxFixtures.files())
+        let host = try ChatterboxPipeline(runner: runner, files: try ChatterboxFixtures.files())
         let start = DispatchTime.now().uptimeNanoseconds
         let (audio, results) = try await host.speak(chunks: [fx.text_ids], draws: try RecordedChatterboxDraws(z))
         let wallMs = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
@@ -25,7 +25,7 @@ final class ChatterboxHostTests: XCTestCase {
         XCTAssertEqual(audio.count, fx.audio_samples)
         let err = chatterboxRelativeError(audio, try z.array("wav").float32())
         XCTAssertLessThanOrEqual(err, 1e-5, "max|d|/max|ref| = \(err)")
-        let seconds = Double(audio.count) / Double(ChatterboxHost.sampleRate)
+        let seconds = Double(audio.count) / Double(ChatterboxPipeline.sampleRate)
         print(String(format: "chatterbox swift host: %.2f ms host steps (%.2f ms wall) for %.2f s of audio (%.1f ms per audio second), rel err %.2e",
                      r.hostMilliseconds, wallMs, seconds, r.hostMilliseconds / seconds, err))
     }

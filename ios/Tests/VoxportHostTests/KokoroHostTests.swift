@@ -67,7 +67,7 @@ final class KokoroHostTests: XCTestCase {
         let sourceFx = try KokoroFixtures.json(SourceFixture.self, "source.json")
         let source = try HarmonicSource(
             weight: try KokoroFixtures.f32(sourceFx.l_linear_weight), bias: try KokoroFixtures.f32(sourceFx.l_linear_bias)[0])
-        let host = try KokoroHost(runner: runner, vocab: try KokoroFixtures.vocab(), source: source)
+        let host = try KokoroPipeline(runner: runner, vocab: try KokoroFixtures.vocab(), source: source)
         let chunks = try host.chunks(fx.phonemes)
         XCTAssertEqual(chunks.map(\.phonemes), fx.chunks.map(\.phonemes))
         XCTAssertEqual(chunks.map(\.ids), fx.chunks.map(\.ids))
@@ -106,7 +106,7 @@ final class KokoroHostTests: XCTestCase {
     func testEmptyPhonemesAreAnError() async throws {
         let fx = try KokoroFixtures.json(PipelineFixture.self, "pipeline.json")
         let runner = RecordedRunner(manifest: try Self.manifest(fx.buckets), outputs: [])
-        let host = try KokoroHost(
+        let host = try KokoroPipeline(
             runner: runner, vocab: try KokoroFixtures.vocab(), source: try HarmonicSource(weight: [Float](repeating: 0, count: 9), bias: 0))
         var warnings: [String] = []
         host.onWarning = { warnings.append($0) }

@@ -174,7 +174,7 @@ public struct HarmonicSource: Sendable {
     /// imaginary part (torch's MKL FFT on one machine, our float64 DFT here), which no other FFT
     /// reproduces. The vocoder reads the raw angle, so a ±π disagreement moves the waveform
     /// (3.2e-4 of its peak on "Hello there."). Folding both hosts' phases this way compares them
-    /// without that coin flip; the host does not fold unless asked (`KokoroHost.foldNegativePi`).
+    /// without that coin flip; the host does not fold unless asked (`KokoroPipeline.foldNegativePi`).
     public func foldingNegativePi(_ har: (values: [Float], frames: Int)) -> (values: [Float], frames: Int) {
         let minusPi = Float(-Double.pi)  // 0xC0490FDB, what atan2f returns; -Float.pi is 1 ulp smaller in magnitude
         var values = har.values

@@ -9,7 +9,7 @@ from conversion.core.errors import UserError
 from conversion.core.runtime.session import IsolatedSession, Session, TimedSession
 
 
-class LoadedBundle:
+class LoadedPipeline:
     """Base of a model's pipeline class: set `model`, load host files in `load_host`.
 
     `isolate` runs the runtime in a child process (a Swift abort becomes an exception there).

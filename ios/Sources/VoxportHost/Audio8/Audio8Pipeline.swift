@@ -22,7 +22,7 @@ public struct Audio8PieceResult: Sendable {
 ///     ─▶ codec windows (whole, or streamed while the loop runs) ─▶ audio
 ///
 /// The per-stage entry points (`frame`, `decodeWindow`) are what a bench times.
-public final class Audio8Host {
+public final class Audio8Pipeline {
     public let runner: GraphRunner
     public let tables: Audio8Tables
     public let frameLoop: Audio8FrameLoop

@@ -69,7 +69,7 @@ public struct ChatterboxBundleFiles: Sendable {
 /// Buckets come from the manifest's `config` (as the Python pipeline takes them from its
 /// ChatterboxConfig); state lives in the runner. Per-stage entry points (`t3`, `flow`,
 /// `vocode`) are what a bench times.
-public final class ChatterboxHost {
+public final class ChatterboxPipeline {
     public static let sampleRate = 24000
     /// The runner given, timed.
     public let runner: TimedRunner

@@ -19,7 +19,7 @@ public struct KokoroChunkResult: Sendable {
 ///
 /// Each graph runs at the smallest bucket that fits (the tables travel in the manifest);
 /// a chunk whose frames outgrow every bucket is split again at half its ids.
-public final class KokoroHost {
+public final class KokoroPipeline {
     public static let graphs = ["predictor", "prosody", "vocoder"]
     /// The publisher's limit on one utterance's ids, pads included (`ids.MAX_IDS`).
     public static let maxIDs = 510
