@@ -49,8 +49,9 @@ from .ar import host as host_frames
 from .ar.graphs import draw_tokens
 from .codec import host as host_codec
 from .codec import reference as CR
+from .codec.config import CodecConfig
 from .codec.graphs import CODEC_GRAPH, ENCODER_GRAPH, FUNCTION
-from .codec.model import Codec, CodecConfig
+from .codec.model import Codec
 from .config import Audio8Config
 
 # -- thresholds ---------------------------------------------------------------------------------

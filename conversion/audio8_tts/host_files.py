@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .ar.graphs import PREFILL_WINDOW
+from .codec.config import CodecConfig
 from .codec.host import book_sizes
-from .codec.model import CodecConfig
 from .config import GENERATION, Audio8Config
 from .prompt import (
     ASSISTANT_VOICE,

@@ -13,7 +13,8 @@ from conversion.core.threads import pin_torch_threads
 from conversion.core.weights_folder import files_sha256, read_manifest
 
 from . import weights
-from .codec import model as codec_mod
+from .codec.config import CONFIGS as CODEC_CONFIGS
+from .codec.weights import write_random_codec
 from .config import Audio8Config, by_name
 from .export import GRAPHS, graph_precisions
 
@@ -41,7 +42,7 @@ class Audio8Port(ModelPort):
     def config_json(self, config: Audio8Config) -> dict[str, Any]:
         return {
             "config": config.to_json(),
-            "codec_config": codec_mod.CONFIGS[config.name].to_json(),
+            "codec_config": CODEC_CONFIGS[config.name].to_json(),
         }
 
     def resolve_weights(self, spec: str | Path | None, config: Any, seed: int) -> Path:
@@ -52,16 +53,14 @@ class Audio8Port(ModelPort):
                 "model.safetensors, codec.pth, tokenizer.json) or --weights random (noise)"
             )
         if spec == "random":
-            codec_cfg = codec_mod.CONFIGS[config.name]
+            codec_cfg = CODEC_CONFIGS[config.name]
 
             def write(folder: Path) -> Path:
                 return weights.random_snapshot(
                     folder,
                     config,
                     seed,
-                    codec_writer=lambda p: codec_mod.write_random_codec(
-                        p, codec_cfg, seed, nested=True
-                    ),
+                    codec_writer=lambda p: write_random_codec(p, codec_cfg, seed, nested=True),
                 )
 
             folder = self.cached_random_snapshot(config.name, seed, write)

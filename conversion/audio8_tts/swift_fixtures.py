@@ -28,8 +28,8 @@ import numpy as np
 from .ar import host as ar_host
 from .ar.graphs import FRAME, GRAPH, PREFILL
 from .codec import host as host_codec
+from .codec.config import REDUCED as CODEC_REDUCED
 from .codec.graphs import CODEC_GRAPH, FUNCTION
-from .codec.model import REDUCED as CODEC_REDUCED
 from .config import REDUCED, Audio8Config
 from .host_files import HOST_TABLE_FILE, host_table_bytes
 from .prompt import build_prompt, clean_text

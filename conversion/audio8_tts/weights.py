@@ -47,7 +47,10 @@ from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import write_folder_atomically
 
 from .calibration import CALIBRATION, calibrate
-from .codec import model as codec_mod
+from .codec.config import CONFIGS as CODEC_CONFIGS
+from .codec.config import CodecConfig
+from .codec.model import Codec
+from .codec.weights import load_codec
 from .config import Audio8Config, BlockShape
 from .reference import Audio8LM
 from .tokenizer import TOKENIZER_FILE, check_tokenizer, load_tokenizer, write_tokenizer
@@ -389,8 +392,8 @@ class Loaded:
     folder: Path
     config: Audio8Config
     lm: Audio8LM
-    codec: codec_mod.Codec
-    codec_config: codec_mod.CodecConfig
+    codec: Codec
+    codec_config: CodecConfig
     tokenizer: object
 
 
@@ -405,8 +408,8 @@ def load(folder: Path, config: Audio8Config) -> Loaded:
         )
     lm = Audio8LM(found).eval()
     lm.load_state_dict(load_lm_state(folder, found))
-    codec_cfg = codec_mod.CONFIGS[found.name]
-    codec = codec_mod.load_codec(folder / found.codec_filename, codec_cfg).eval()
+    codec_cfg = CODEC_CONFIGS[found.name]
+    codec = load_codec(folder / found.codec_filename, codec_cfg).eval()
     tok = load_tokenizer(folder)
     check_tokenizer(tok, found, str(folder / TOKENIZER_FILE))
     return Loaded(folder, found, lm, codec, codec_cfg, tok)

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conversion.audio8_tts.codec import host as host_codec
+from conversion.audio8_tts.codec.config import PUBLISHED, REDUCED
 from conversion.audio8_tts.codec.graphs import (
     CODEC_GRAPH,
     ENCODER_GRAPH,
@@ -24,17 +25,17 @@ from conversion.audio8_tts.codec.graphs import (
     codec_graph_spec,
     encoder_graph_spec,
 )
-from conversion.audio8_tts.codec.model import (
-    PUBLISHED,
-    REDUCED,
+from conversion.audio8_tts.codec.layers import (
     CausalConv1d,
     CausalConvTranspose1d,
-    Codec,
     WindowTransformer,
+    rope_table,
+)
+from conversion.audio8_tts.codec.model import Codec
+from conversion.audio8_tts.codec.weights import (
     codec_state_shapes,
     load_codec,
     random_codec_state,
-    rope_table,
     write_random_codec,
 )
 from conversion.core.bundle import BundleWriter

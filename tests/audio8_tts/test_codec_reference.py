@@ -15,9 +15,9 @@ import torch
 
 from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts.codec import reference as CR
+from conversion.audio8_tts.codec.config import REDUCED as CFG
 from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
-from conversion.audio8_tts.codec.model import REDUCED as CFG
-from conversion.audio8_tts.codec.model import load_codec, write_random_codec
+from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime.session import Session
 from gates.ladder import run_ladder
@@ -133,8 +133,10 @@ def test_the_reference_does_not_share_the_ports_modules():
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    # the config's numbers only: no module, layer or helper of codec/model.py or graphs.py
-    assert {n for m, n in imported if m in ("model", "graphs")} <= {"CodecConfig"}
+    # the config's numbers only: no module, layer or helper of codec/model.py, layers.py,
+    # quantizer.py, weights.py or graphs.py
+    assert {n for m, n in imported if m in ("config", "model", "graphs")} <= {"CodecConfig"}
+    assert not any(m.endswith(("layers", "quantizer", "weights")) for m, _ in imported)
     assert not any(m.endswith(("graphs", "rewrites", "host")) for m, _ in imported)
 
 

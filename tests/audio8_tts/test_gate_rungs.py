@@ -14,9 +14,9 @@ import torch
 from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.ar import graphs as G
+from conversion.audio8_tts.codec.config import REDUCED as CODEC_CFG
 from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
-from conversion.audio8_tts.codec.model import REDUCED as CODEC_CFG
-from conversion.audio8_tts.codec.model import load_codec, write_random_codec
+from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter

@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 
 from conversion.audio8_tts import host_files, swift_fixtures
-from conversion.audio8_tts.codec.model import REDUCED as CODEC_REDUCED
+from conversion.audio8_tts.codec.config import REDUCED as CODEC_REDUCED
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.port import PORT
 from conversion.audio8_tts.prompt import build_prompt, clean_text, split_text

@@ -22,8 +22,8 @@ from conversion.audio8_tts import cli
 from conversion.audio8_tts import pipeline as P
 from conversion.audio8_tts.ar.graphs import FRAME, PREFILL
 from conversion.audio8_tts.codec import host as host_codec
+from conversion.audio8_tts.codec.config import REDUCED as CODEC_REDUCED
 from conversion.audio8_tts.codec.graphs import CODEC_GRAPH
-from conversion.audio8_tts.codec.model import REDUCED as CODEC_REDUCED
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.swift_fixtures import stand_in_tokenizer
 from conversion.cli.main import main
@@ -342,7 +342,7 @@ def small_bundle(tmp_path_factory):
     (the reduced sizes otherwise; seeded random weights) and a codec graph of WINDOW frames."""
     from conversion.audio8_tts.ar.graphs import ar_graph_spec
     from conversion.audio8_tts.codec.graphs import codec_graph_spec
-    from conversion.audio8_tts.codec.model import load_codec, write_random_codec
+    from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
     from conversion.audio8_tts.tokenizer import TOKENIZER_FILE
     from conversion.audio8_tts.weights import random_model
     from conversion.core.bundle import BundleWriter

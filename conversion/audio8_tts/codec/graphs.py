@@ -31,7 +31,8 @@ from torch import nn
 
 from conversion.core.export.program import FunctionSpec, GraphSpec
 
-from .model import CausalConvTranspose1d, Codec, ConvParams, WindowTransformer
+from .layers import CausalConvTranspose1d, ConvParams, WindowTransformer
+from .model import Codec
 
 CODEC_GRAPH = "codec"
 ENCODER_GRAPH = "encoder"

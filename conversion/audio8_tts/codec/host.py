@@ -27,8 +27,9 @@ import torch
 
 from conversion.core.errors import UserError
 
+from .config import CodecConfig
 from .graphs import CODEC_GRAPH, ENCODER_GRAPH, FUNCTION, CodecDecode, CodecEncode
-from .model import Codec, CodecConfig
+from .model import Codec
 
 
 @dataclass

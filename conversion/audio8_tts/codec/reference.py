@@ -3,12 +3,13 @@ state dict, the reference the exported `codec` and `encoder` graphs are gated ag
 
 Written from the publisher's `modeling_arktts_codec.py` (`Audio8-AI/Audio8_TTS`,
 `model/audio8_tts_0_6B_preview/`), read for facts. It shares nothing with the port's codec
-(`codec/model.py`, `codec/graphs.py`): no module, no helper, no weight folding. It reads the
-weights under the publisher's key names straight from the file (`read_state`), computes every
-weight-norm weight where it is used, runs the transposed convolutions as transposed
-convolutions (the graph uses a polyphase conv1d), writes attention out as a masked softmax (the
-port uses SDPA with a boolean mask) and builds RoPE from angles each call. So a bug in the port's
-modules or in its export rewrites moves only the graph side of a rung.
+(`codec/model.py` and its `layers.py` / `quantizer.py`, `codec/graphs.py`): no module, no
+helper, no weight folding. It reads the weights under the publisher's key names straight from
+the file (`read_state`), computes every weight-norm weight where it is used, runs the transposed
+convolutions as transposed convolutions (the graph uses a polyphase conv1d), writes attention
+out as a masked softmax (the port uses SDPA with a boolean mask) and builds RoPE from angles
+each call. So a bug in the port's modules or in its export rewrites moves only the graph side of
+a rung.
 
 Only the config's numbers are taken from `CodecConfig` (strides, windows, head size, book
 counts); layer counts come from the state dict's keys.
@@ -23,7 +24,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .model import CodecConfig
+from .config import CodecConfig
 
 State = Mapping[str, torch.Tensor]
 DILATIONS = (1, 3, 9)  # every residual unit stack: kernel 7 at these dilations, then 1x1
