@@ -194,7 +194,7 @@ def run_bench(
     from gates.report import bench_table_markdown
 
     from .pipeline import KokoroPipeline
-    from .weights_onnx_reference import OnnxReference
+    from .weights.onnx_reference import OnnxReference
 
     texts = bench_sentences(config_name, sentences)
     repeats = 1 if repeats is None else repeats

