@@ -61,7 +61,7 @@ def test_export_writes_where_speak_and_gate_look(model, config, dtype, tag, fold
     monkeypatch.setattr(port, "resolve", lambda *_a: (snapshot, port.config(config)))
     monkeypatch.setattr(port, "weights_tag", lambda f: tag if f == snapshot else "wrong")
     monkeypatch.setattr(port, "export", lambda _f, _c, dest, *_a: written.append(dest))
-    assert verbs.export(port, args) == 0 and written == [Path(folder)]
+    assert verbs.export(port, None, args) == 0 and written == [Path(folder)]
     assert port.bundle_path(config, dtype, weights_tag=tag) == Path(folder)  # ensure_bundle's
     assert port.bundle_path(config, dtype, "gate", tag) == Path(f"{folder}-gate")
 

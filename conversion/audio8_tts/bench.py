@@ -30,7 +30,7 @@ from conversion.core.threads import EAGER_THREADS
 
 from . import reference as R
 from .gate import GATE_FRAMES, GATE_TEXT
-from .pipeline import DECODER, MAX_WORKERS, context_frames
+from .pipeline import DECODER, MAX_WORKERS, SpeakOptions, context_frames
 from .weights import Loaded
 
 NAN = float("nan")
@@ -64,7 +64,8 @@ def _median(values: list[float] | None) -> float:
 
 
 def _speak(pool: WorkerPool, frames: int, seed: int, stream: bool = True):
-    return pool.pipeline.speak(GATE_TEXT, seed=seed, max_frames=frames, stream=stream, pool=pool)
+    options = SpeakOptions(seed=seed, max_frames=frames, stream=stream)
+    return pool.pipeline.speak(GATE_TEXT, options, pool=pool)
 
 
 def _pass(pool: WorkerPool, frames: int, seed: int) -> tuple[object, dict[str, list[float]]]:

@@ -1,35 +1,33 @@
-"""`voxport export|gate|speak|bench|tokenize|voice audio8_tts`: the flags Audio8 adds, and each
-verb's arguments turned into explicit calls on the port, the pipeline, the gate and the bench."""
+"""`voxport gate|speak|bench|tokenize|voice audio8_tts`: the flags Audio8 adds, speak's as
+options, and each other verb's arguments turned into explicit calls on the port, the gate and the
+bench (`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conversion.core.errors import UserError
-from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
+if TYPE_CHECKING:
+    from .pipeline import SpeakOptions
+
 VERBS = (
-    "speak",
     "gate",
     "bench",
     "tokenize",
     "voice",
-)  # export: every port has it (conversion/cli/verbs.py)
-FRAME_REPORT_EVERY = 50  # frames (2.3 s of audio)
+)  # export and speak: every port has them (conversion/cli/verbs.py)
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
     if verb == "speak":
         parser.add_argument("--ref", default=None, metavar="WAV", help="reference voice (cloning)")
         parser.add_argument("--ref-text", default=None, help="the reference clip's transcript")
-        parser.add_argument(
-            "--stream", action="store_true", help="decode and write audio as frames arrive"
-        )
     if verb == "gate":
         parser.add_argument(
             "--precision-rows",
@@ -65,86 +63,13 @@ def _loaded(args: argparse.Namespace):
     return loaded, bundle
 
 
-def _workers(args: argparse.Namespace) -> int:
-    """The workers Audio8 uses of `--workers`: one draws frames, a second decodes codec windows
-    beside it; more would have nothing to do."""
-    from .pipeline import MAX_WORKERS
-
-    return max(1, min(getattr(args, "workers", 1), MAX_WORKERS))
-
-
-def _speak_into(tmp: Path, bundle: Path, args: argparse.Namespace):
-    """Speak `args.text` through `bundle` into the wav `tmp` (streamed as frames arrive when
-    `--stream`); the pipeline's result and the sample rate. With two workers, worker 1 decodes
-    the codec windows (and writes their audio) while worker 0 draws frames."""
-    import soundfile as sf
-
-    from conversion.core.runtime.workers import WorkerPool
-
-    from .pipeline import Audio8Pipeline
-    from .voice import register
-
-    opener = lambda isolate: Audio8Pipeline(bundle, isolate=isolate)  # noqa: E731
-    with WorkerPool(opener, _workers(args)) as pool:
-        ab = pool.pipeline
-        voice = register(ab.session, args.ref, args.ref_text, ab.codec_config) if args.ref else None
-        rate = ab.codec_config.sample_rate
-        with sf.SoundFile(
-            tmp, "w", samplerate=rate, channels=1, subtype="PCM_16", format="WAV"
-        ) as f:
-
-            def write(chunk):
-                f.write(chunk.clip(-1, 1))
-                f.flush()
-                if args.stream:
-                    console.print(f"  audio: +{chunk.size / rate:.2f} s written")
-
-            def frames(done, budget):
-                if done % FRAME_REPORT_EVERY == 0:
-                    console.print(f"  frames: {done} (budget {budget})")
-
-            with progress_steps(1, "speak audio8_tts") as bar:
-                result = ab.speak(
-                    args.text,
-                    voice,
-                    seed=args.seed,
-                    stream=args.stream,
-                    on_audio=write,
-                    on_frame=frames,
-                    pool=pool,
-                )
-                bar.step(f"{len(result.pieces)} piece(s)")
-    return result, rate
-
-
-def spoken_line(target: Path, result, rate: int, stream: bool, workers: int = 1) -> str:
-    """What `speak` prints: audio length, speed, time to first audio (none when eos came at
-    the first frame and nothing was decoded), frames, clamped codec draws, workers."""
-    dur = result.audio.size / rate
-    clamped = sum(p.decode.clamped for p in result.pieces)
-    first = (
-        "no audio: the end of speech came at the first frame"
-        if result.first_audio_s is None
-        else f"time to first audio {result.first_audio_s:.2f} s "
-        f"({'streamed' if stream else 'whole utterance'})"
-    )
-    return (
-        f"wrote {target}: {dur:.2f} s of audio in {result.seconds:.1f} s (real-time factor "
-        f"{result.seconds / max(dur, 1e-9):.2f}); {first}; "
-        f"{sum(p.frames.codes.shape[1] for p in result.pieces)} frames, {clamped} codec "
-        f"draw(s) clamped, {workers} worker(s)"
-    )
-
-
-def speak(args: argparse.Namespace) -> int:
-    from conversion.core.paths import partial_path, writable_file
-
+def speak_options(args: argparse.Namespace, config) -> SpeakOptions:
+    """`voxport speak audio8_tts`'s flags as options, checked before any weights load: a
+    reference clip needs its transcript and is read now (it is registered through the bundle's
+    encoder once the bundle is open: `Audio8Port.options_for_pipeline`)."""
+    from .pipeline import SpeakOptions
     from .voice import load_reference
 
-    if not args.text or not args.text.strip():
-        raise UserError("audio8_tts: the text to speak is empty")
-    target = writable_file(args.output)
-    config = PORT.config(args.config)
     if args.ref:
         if not args.ref_text:
             raise UserError(
@@ -152,19 +77,7 @@ def speak(args: argparse.Namespace) -> int:
                 "prompt carries it)"
             )
         load_reference(args.ref, config.codec_sample_rate)  # a bad clip fails before export
-    folder = PORT.resolve_weights(args.weights, config, args.weights_seed)  # after the checks
-    bundle = PORT.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
-    tmp = partial_path(target)
-    try:
-        result, rate = _speak_into(tmp, bundle, args)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # a failed run leaves no hidden partial file behind
-        raise
-    tmp.replace(target)
-    print(spoken_line(target, result, rate, args.stream, _workers(args)))
-    if PORT.is_random(folder):
-        print("note: random weights: this audio is noise, not speech", file=sys.stderr)
-    return 0
+    return SpeakOptions(seed=args.seed, stream=args.stream, ref=args.ref, ref_text=args.ref_text)
 
 
 def gate(args: argparse.Namespace) -> int:
@@ -228,7 +141,7 @@ def bench(args: argparse.Namespace) -> int:
         args.seed,
         args.json_path,
         profile=args.profile,
-        workers=_workers(args),
+        workers=args.workers,
         frames=args.frames,
         repeats=args.repeats,
     )

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from . import swift_fixtures as fx
+from .pipeline import SpeakOptions
 from .voice import Voice, transcript_ids
 
 
@@ -49,7 +50,8 @@ def host_ms_per_audio_second(name: str, repeats: int = 5) -> float:
         timed = _Timed(fx._RecordingSession(np.random.default_rng(len(name)), eos_steps))
         ab = fx._bundle(timed, tokenizer)
         t0 = time.perf_counter()
-        result = ab.speak(text, voice, seed=fx.SEED, max_frames=fx.MAX_FRAMES, stream=stream)
+        options = SpeakOptions(voice, seed=fx.SEED, max_frames=fx.MAX_FRAMES, stream=stream)
+        result = ab.speak(text, options)
         host = time.perf_counter() - t0 - timed.seconds
         figures.append(1000 * host / (result.audio.size / ab.codec_config.sample_rate))
     return statistics.median(figures)

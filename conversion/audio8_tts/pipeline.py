@@ -18,7 +18,6 @@ start decoding. Each window's samples are what one worker decodes: the audio is 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -27,6 +26,7 @@ import numpy as np
 from conversion.core.errors import UserError
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import Background, WorkerPool
+from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
 
 from .ar import host as host_frames
 from .codec import host as host_codec
@@ -41,6 +41,7 @@ from .voice import Voice
 CONTEXT_FRAMES = 32  # the published 160-frame window; a smaller (reduced) window keeps a quarter
 DECODER = 1  # the worker that decodes codec windows when there are two or more
 MAX_WORKERS = 2  # one draws frames, one decodes windows: a third would have nothing to do
+FRAME_REPORT_EVERY = 50  # frames (2.3 s of audio)
 
 
 def context_frames(window: int) -> int:
@@ -58,12 +59,19 @@ class PieceResult:
     seconds: float = 0.0
 
 
-@dataclass
-class SpeakResult:
-    audio: np.ndarray
-    pieces: list[PieceResult] = field(default_factory=list)
-    first_audio_s: float | None = None
-    seconds: float = 0.0
+@dataclass(frozen=True)
+class SpeakOptions:
+    """What a speak asks of Audio8: the voice (None: plain; registered from `ref` and its
+    transcript `ref_text` by `Audio8Port.options_for_pipeline` when given), the draws' seed, the
+    frame budget (None: the config's), and whether codec windows are decoded as frames arrive
+    (`stream`) or once per piece."""
+
+    voice: Voice | None = None
+    seed: int = 0
+    max_frames: int | None = None
+    stream: bool = False
+    ref: str | None = None
+    ref_text: str | None = None
 
 
 class Audio8Pipeline(LoadedPipeline):
@@ -78,6 +86,10 @@ class Audio8Pipeline(LoadedPipeline):
         )
         tok = self.path / TOKENIZER_FILE
         self.tokenizer = load_tokenizer(self.path) if tok.exists() else None
+
+    @property
+    def sample_rate(self) -> int:
+        return self.codec_config.sample_rate
 
     @property
     def codec_window(self) -> int:
@@ -122,31 +134,41 @@ class Audio8Pipeline(LoadedPipeline):
     def speak(
         self,
         text: str,
-        voice: Voice | None = None,
-        seed: int = 0,
-        max_frames: int | None = None,
-        stream: bool = False,
-        on_audio: Callable[[np.ndarray], None] | None = None,
-        on_frame: Callable[[int, int], None] | None = None,
+        options: SpeakOptions,
+        *,
+        on_audio: OnAudio | None = None,
+        on_progress: OnProgress | None = None,
+        on_step: OnStep | None = None,
         pool: WorkerPool[Audio8Pipeline] | None = None,
     ) -> SpeakResult:
-        """`text` to 44.1 kHz float32 audio; with `stream`, `on_audio` gets each decoded chunk
-        (else each piece's audio once it is whole).
+        """`text` to 44.1 kHz float32 audio, the speak half's one signature
+        (`conversion/core/speak.py`); with `options.stream`, `on_audio` gets each decoded chunk
+        (else each piece's audio once it is whole); `on_step` a line every
+        `FRAME_REPORT_EVERY` frames.
 
         `pool`: workers over this same bundle, this one its worker 0. With two or more, worker
         `DECODER` decodes the codec windows while this one draws the frames, and `on_audio`
         is called from that worker's thread (in order, one call at a time); with one (or no
         pool) everything runs here, windows between frames. The audio is the same."""
-        max_frames = max_frames or min(GENERATION.max_new_frames, self.config.max_seq_len // 4)
-        speech = _Speech(self, max_frames, stream, on_audio, on_frame)
-        pieces = self.pieces(text, max_frames, voice)
+        max_frames = options.max_frames or min(
+            GENERATION.max_new_frames, self.config.max_seq_len // 4
+        )
+        speech = _Speech(self, max_frames, options.stream, on_audio, on_step)
+        pieces = self.pieces(text, max_frames, options.voice)
+        if on_progress is not None:
+            on_progress(0, len(pieces), "")
+        voice, seed = options.voice, options.seed
         if pool is None or pool.size == 1:
             for i, piece in enumerate(pieces):
                 speech.inline(i, piece, voice, seed)
+                if on_progress is not None:
+                    on_progress(i + 1, len(pieces), piece[:32])
         else:
             with pool.background(DECODER) as decoder:
                 for i, piece in enumerate(pieces):
                     speech.beside(i, piece, voice, seed, decoder)
+                    if on_progress is not None:
+                        on_progress(i + 1, len(pieces), piece[:32])
         return speech.finish()
 
 
@@ -246,11 +268,11 @@ def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
 class _Speech:
     """One `speak` call: its pieces in order, and the audio handed on as it comes."""
 
-    def __init__(self, bundle: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_frame):
+    def __init__(self, bundle: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_step):
         self.bundle, self.max_frames, self.stream = bundle, max_frames, stream
-        self.on_audio, self.on_frame = on_audio, on_frame
+        self.on_audio, self.on_step = on_audio, on_step
         self.start = time.perf_counter()
-        self.result = SpeakResult(audio=np.zeros(0, np.float32))
+        self.result = SpeakResult(np.zeros(0, np.float32), bundle.codec_config.sample_rate)
         self.audio: list[np.ndarray] = []
         self.pieces: list[_Piece] = []
 
@@ -272,8 +294,8 @@ class _Speech:
             self.on_audio(wav)
 
     def frame_done(self, step: int, _frame) -> None:
-        if self.on_frame is not None:
-            self.on_frame(step + 1, self.max_frames)
+        if self.on_step is not None and (step + 1) % FRAME_REPORT_EVERY == 0:
+            self.on_step(f"  frames: {step + 1} (budget {self.max_frames})")
 
     def inline(self, i: int, text: str, voice: Voice | None, seed: int) -> None:
         """One piece in this process: its windows decoded between frames (streamed) or after
@@ -338,6 +360,11 @@ class _Speech:
         if self.audio:
             result.audio = np.concatenate(self.audio).astype(np.float32)
         result.seconds = time.perf_counter() - self.start
+        clamped = sum(p.decode.clamped for p in result.pieces)
+        frames = sum(p.frames.codes.shape[1] for p in result.pieces)
+        result.summary = (
+            f"{len(result.pieces)} piece(s), {frames} frames, {clamped} codec draw(s) clamped"
+        )
         return result
 
 

@@ -79,6 +79,25 @@ class Audio8Port(ModelPort):
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return graph_precisions(dtype)
 
+    # One worker draws frames, a second decodes codec windows beside it (pipeline.MAX_WORKERS).
+    max_speak_workers = 2
+
+    def open_pipeline(self, bundle: Path, isolate: bool):
+        from .pipeline import Audio8Pipeline
+
+        return Audio8Pipeline(bundle, isolate=isolate)
+
+    def options_for_pipeline(self, options, pipeline, folder: Path, config: Any):
+        """A reference clip registered as the voice, through the bundle's encoder graph."""
+        if not options.ref:
+            return options
+        from dataclasses import replace
+
+        from .voice import register
+
+        voice = register(pipeline.session, options.ref, options.ref_text, pipeline.codec_config)
+        return replace(options, voice=voice)
+
     def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle
 

@@ -1,6 +1,6 @@
 """Audio8 fixtures for the Swift host (ios/, VoxportHost/Audio8), written by the Python host code.
 
-`conversion.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
+`conversion.cli.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/audio8_tts/`. Every expected value comes from the code the Swift host must
 agree with: `host_files.host_table` (the bundle's tables), `prompt.build_prompt` (prompt rows,
 budget errors), `reference.seeded_uniforms` (numpy's PCG64 draws), `ar.host.generate` (prefill
@@ -278,6 +278,8 @@ def _write_codec(root: Path) -> None:
 
 
 def _write_pipeline(root: Path, name: str, zip_clock) -> dict:
+    from .pipeline import SpeakOptions
+
     text, with_voice, stream, eos_steps = PIPELINES[name]
     tokenizer = stand_in_tokenizer()
     session = _RecordingSession(np.random.default_rng(len(name)), eos_steps)
@@ -291,7 +293,7 @@ def _write_pipeline(root: Path, name: str, zip_clock) -> dict:
         with zip_clock():
             voice.save(d / "voice.npz")
     pieces = ab.pieces(text, MAX_FRAMES, voice)
-    result = ab.speak(text, voice, seed=SEED, max_frames=MAX_FRAMES, stream=stream)
+    result = ab.speak(text, SpeakOptions(voice, seed=SEED, max_frames=MAX_FRAMES, stream=stream))
     calls = _save_events(d, session.events, zip_clock)
     (d / "audio.f32").write_bytes(result.audio.astype("<f4").tobytes())
     return {
@@ -321,7 +323,7 @@ def _write_pipeline(root: Path, name: str, zip_clock) -> dict:
 
 def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) -> None:
     """Every Audio8 fixture under `root` (`.../Fixtures/audio8_tts`); `zip_clock()` pins the
-    clock np.savez stamps members with (`conversion.swift_fixtures` passes its own)."""
+    clock np.savez stamps members with (`conversion.cli.swift_fixtures` passes its own)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     tokenizer = stand_in_tokenizer()

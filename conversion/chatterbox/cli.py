@@ -1,5 +1,6 @@
-"""`voxport export|gate|speak|bench chatterbox`: the flags Chatterbox adds, and each verb's
-arguments turned into explicit calls on the port, the pipeline, the gate and the bench."""
+"""`voxport gate|speak|bench|tokenize|voice chatterbox`: the flags Chatterbox adds, speak's as
+options, and each other verb's arguments turned into explicit calls on the port, the gate and the
+bench (`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conversion.core.errors import UserError
 from conversion.core.port import BundleSource
-from conversion.core.progress import console, progress_steps
 
 from .port import PORT
 
-# export: every port has it (conversion/cli/verbs.py)
-VERBS = ("speak", "gate", "bench", "tokenize", "voice")
-TOKEN_REPORT_EVERY = 50  # two seconds of speech; a published-size token takes ~3 s here
+if TYPE_CHECKING:
+    from .pipeline import SpeakOptions
+
+# export and speak: every port has them (conversion/cli/verbs.py)
+VERBS = ("gate", "bench", "tokenize", "voice")
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
@@ -27,9 +30,6 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             "--exaggeration", type=float, default=0.5, help="emotion exaggeration (0.25-2)"
         )
         parser.add_argument("--cfg", type=float, default=0.5, help="CFG weight (0-3)")
-        parser.add_argument(
-            "--stream", action="store_true", help="write each chunk's audio as soon as it is ready"
-        )
     if verb == "gate":
         parser.add_argument(
             "--fp16-steps",
@@ -51,88 +51,21 @@ def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource
     return BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
 
 
-def _voice(args: argparse.Namespace, folder: Path, config, default, prompt_tokens_max: int):
-    """The voice to speak with: cloned from --ref (publisher's encoders, eager), or the default."""
+def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
+    """`voxport speak chatterbox`'s flags as options, checked before any weights load (a
+    reference clip is read now; it is cloned once the bundle is open:
+    `ChatterboxPort.options_for_pipeline`)."""
     from . import voice as voice_mod
-    from . import weights
-
-    if not args.ref:
-        if default is None:
-            raise UserError(
-                "chatterbox: the snapshot has no default voice (conds.pt); pass --ref voice.wav"
-            )
-        return default
-    model = weights.load_model(folder, config)
-    print(f"chatterbox: cloning the voice in {args.ref}", file=sys.stderr)
-    return voice_mod.clone_voice(
-        model, args.ref, exaggeration=args.exaggeration, prompt_tokens_max=prompt_tokens_max
-    )
-
-
-def _token_progress(done: int, budget: int) -> None:
-    if done % TOKEN_REPORT_EVERY == 0:
-        console.print(f"  T3: {done} tokens drawn (budget {budget})")
-
-
-def speak(args: argparse.Namespace) -> int:
-    from conversion.core.runtime.workers import WorkerPool
-
-    from . import voice as voice_mod
-    from .pipeline import ChatterboxPipeline, SpeakOptions, seconds_of
+    from .pipeline import SpeakOptions
 
     voice_mod.check_exaggeration(args.exaggeration)
     if not 0.0 <= args.cfg <= 3.0:
         raise UserError(f"--cfg must be in [0, 3] (the publisher's default is 0.5), got {args.cfg}")
     if args.ref:
         voice_mod.inspect_reference(args.ref)
-    target = args.output  # checked writable by the CLI before any work
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    bundle = _source(args, folder).get(config, args.dtype)
-    options = SpeakOptions(exaggeration=args.exaggeration, cfg_weight=args.cfg)
-    opener = lambda isolate: ChatterboxPipeline(bundle, isolate=isolate)  # noqa: E731
-    with WorkerPool(opener, args.workers) as pool:
-        cb = pool.pipeline
-        chunks = cb.chunks(args.text)
-        voice = _voice(args, folder, config, cb.default_voice, cb.config.prompt_tokens_max)
-        start = time.perf_counter()
-        audio, results, first_s = _speak_into(target, pool, chunks, voice, options, args, start)
-    seconds = time.perf_counter() - start
-    dur = seconds_of(audio)
-    stopped = sum(r.t3.stopped for r in results)
-    print(
-        f"wrote {target}: {dur:.2f} s of audio in {seconds:.1f} s "
-        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
-        f"{stopped} stopped on the stop token, {args.workers} worker(s)); time to first audio "
-        f"{first_s:.2f} s ({'streamed' if args.stream else 'whole utterance'})"
+    return SpeakOptions(
+        exaggeration=args.exaggeration, cfg_weight=args.cfg, seed=args.seed, ref=args.ref
     )
-    if PORT.is_random(folder):
-        print("note: random weights: this audio is noise, not speech", file=sys.stderr)
-    return 0
-
-
-def _speak_into(target: Path, pool, chunks, voice, options, args: argparse.Namespace, start):
-    """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
-    earlier one are ready when `--stream`, else written whole at the end): the audio, the
-    chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.host.audio_io import speak_into_wav
-
-    from .config import SAMPLE_RATE
-
-    def speak(on_audio=None):
-        with progress_steps(len(chunks), "speak chatterbox") as bar:
-            return pool.pipeline.speak(
-                args.text,
-                voice=voice,
-                options=options,
-                seed=args.seed,
-                chunks=chunks,
-                on_chunk=lambda i, n, r: bar.step(f"{r.text[:32]} ({r.speech_tokens.size} tok)"),
-                on_token=_token_progress,
-                pool=pool,
-                on_audio=on_audio,
-            )
-
-    return speak_into_wav(target, SAMPLE_RATE, speak, args.stream, start)
 
 
 def gate(args: argparse.Namespace) -> int:

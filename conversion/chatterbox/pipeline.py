@@ -25,6 +25,7 @@ from conversion.core.errors import UserError
 from conversion.core.host.sampling import SamplingConfig
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
+from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
@@ -35,6 +36,7 @@ from .t3.graphs import START_SPEECH, T3_VOCAB
 from .text import TextChunk, TextTokenizer
 from .voice import Voice, VoiceError
 
+TOKEN_REPORT_EVERY = 50  # two seconds of speech; a published-size token takes ~3 s here
 SPEECH_VOCAB = 6561  # S3 tokens; T3's ids at and above it (start/stop/pad) never reach S3Gen
 
 
@@ -50,6 +52,12 @@ class SpeakOptions:
     top_p: float = 1.0
     n_steps: int = 10
     max_new_tokens: int | None = None  # None: the bundle's speech budget
+    # Who speaks and how the draws go (the speak half's options; `synthesize` takes its voice
+    # and seed as arguments): `voice` None is the bundle's default voice, cloned from `ref`
+    # (a wav) by `ChatterboxPort.options_for_pipeline` when given.
+    seed: int = 0
+    voice: Voice | None = None
+    ref: str | None = None
 
     def sampling(self) -> SamplingConfig:
         return SamplingConfig(
@@ -93,6 +101,7 @@ class ChatterboxPipeline(LoadedPipeline):
     """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
 
     model = "chatterbox"
+    sample_rate = SAMPLE_RATE
 
     def load_host(self) -> None:
         self.graphs = [g for g in GRAPHS if g in self.manifest.graphs]
@@ -231,23 +240,23 @@ class ChatterboxPipeline(LoadedPipeline):
     def speak(
         self,
         text: str,
-        voice: Voice | None = None,
-        options: SpeakOptions | None = None,
-        seed: int = 0,
-        on_chunk: Callable[[int, int, ChunkResult], None] | None = None,
-        chunks: list[TextChunk] | None = None,
-        on_token: Callable[[int, int], None] | None = None,
+        options: SpeakOptions,
+        *,
+        on_audio: OnAudio | None = None,
+        on_progress: OnProgress | None = None,
+        on_step: OnStep | None = None,
         pool: WorkerPool[ChatterboxPipeline] | None = None,
-        on_audio: Callable[[np.ndarray], None] | None = None,
-    ) -> tuple[np.ndarray, list[ChunkResult]]:
-        """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result.
+        chunks: list[TextChunk] | None = None,
+    ) -> SpeakResult:
+        """`text` to one float32 waveform at 24 kHz (chunks joined), and each chunk's result;
+        the speak half's one signature (`conversion/core/speak.py`).
 
-        `pool` (bundles of this same bundle) speaks chunks side by side — one sentence's
-        vocoder runs while T3 draws the next; each chunk's draws come from (`seed`, its
+        `pool` (pipelines over this same bundle) speaks chunks side by side — one sentence's
+        vocoder runs while T3 draws the next; each chunk's draws come from (`options.seed`, its
         index) alone, so the audio is the same for any number of workers. `on_audio` gets
-        each chunk's waveform in order as soon as it and every earlier one are ready."""
-        options = options or SpeakOptions()
-        voice = voice or self.default_voice
+        each chunk's waveform in order as soon as it and every earlier one are ready;
+        `on_step` a line every `TOKEN_REPORT_EVERY` speech tokens drawn."""
+        voice = options.voice or self.default_voice
         if voice is None:
             raise UserError(
                 f"{self.path} has no default voice (the snapshot had no conds.pt): pass --ref"
@@ -255,21 +264,32 @@ class ChatterboxPipeline(LoadedPipeline):
         self.check_voice(voice)
         chunks = chunks if chunks is not None else self.chunks(text)
         results: list[ChunkResult] = []
+        if on_progress is not None:
+            on_progress(0, len(chunks), "")
+
+        def on_token(done: int, budget: int) -> None:
+            if on_step is not None and done % TOKEN_REPORT_EVERY == 0:
+                on_step(f"  T3: {done} tokens drawn (budget {budget})")
 
         def work(cb: ChatterboxPipeline, item: tuple[int, TextChunk]) -> ChunkResult:
             i, chunk = item
-            return cb.synthesize(chunk, voice, options, seed=seed, index=i, on_token=on_token)
+            return cb.synthesize(
+                chunk, voice, options, seed=options.seed, index=i, on_token=on_token
+            )
 
         def deliver(i: int, result: ChunkResult) -> None:
             results.append(result)
             if on_audio is not None:
                 on_audio(result.wav)
-            if on_chunk is not None:
-                on_chunk(i, len(chunks), result)
+            if on_progress is not None:
+                label = f"{result.text[:32]} ({result.speech_tokens.size} tok)"
+                on_progress(i + 1, len(chunks), label)
 
         (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
         audio = np.concatenate([r.wav for r in results]) if results else np.zeros(0, np.float32)
-        return audio.astype(np.float32), results
+        stopped = sum(r.t3.stopped for r in results)
+        summary = f"{len(results)} chunk(s), {stopped} stopped on the stop token"
+        return SpeakResult(audio.astype(np.float32), SAMPLE_RATE, results, summary)
 
 
 def speech_tokens_for_s3gen(tokens: np.ndarray) -> np.ndarray:

@@ -3,10 +3,11 @@ random ones, cached), graphs and export."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-from conversion.core.errors import WeightsError
+from conversion.core.errors import UserError, WeightsError
 from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.threads import pin_torch_threads
@@ -68,6 +69,35 @@ class ChatterboxPort(ModelPort):
 
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return graph_precisions(dtype)
+
+    def open_pipeline(self, bundle: Path, isolate: bool):
+        from .pipeline import ChatterboxPipeline
+
+        return ChatterboxPipeline(bundle, isolate=isolate)
+
+    def options_for_pipeline(self, options, pipeline, folder: Path, config: Any):
+        """The voice to speak with: cloned from `options.ref` with the publisher's encoders
+        (eager, the weights in memory), or the bundle's default voice."""
+        from dataclasses import replace
+
+        if not options.ref:
+            if pipeline.default_voice is None:
+                raise UserError(
+                    "chatterbox: the snapshot has no default voice (conds.pt); pass --ref voice.wav"
+                )
+            return replace(options, voice=pipeline.default_voice)
+        from . import voice as voice_mod
+        from . import weights
+
+        model = weights.load_model(folder, config)
+        print(f"chatterbox: cloning the voice in {options.ref}", file=sys.stderr)
+        voice = voice_mod.clone_voice(
+            model,
+            options.ref,
+            exaggeration=options.exaggeration,
+            prompt_tokens_max=pipeline.config.prompt_tokens_max,
+        )
+        return replace(options, voice=voice)
 
     def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle

@@ -283,6 +283,9 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     _add_common(p, json_out=False)
     p.add_argument("text")
     p.add_argument("-o", "--output", required=True, metavar="OUT.wav")
+    p.add_argument(
+        "--stream", action="store_true", help="write the audio as it comes (else whole at the end)"
+    )
     _add_workers(p)
     _add_bundle(p)
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 from conversion.core.errors import UserError
@@ -43,6 +46,18 @@ class ModelEntry:
         import importlib.util
 
         return importlib.util.find_spec(f"{self.package}.mutants") is not None
+
+    @property
+    def fixtures_module(self) -> str:
+        """The model's writer of the Swift package's fixtures (`ios/Tests/Fixtures/<name>/`)."""
+        return f"{self.package}.swift_fixtures"
+
+    @property
+    def has_swift_fixtures(self) -> bool:
+        """The model's Swift host has fixtures of its own (its `swift_fixtures.py`)."""
+        import importlib.util
+
+        return importlib.util.find_spec(self.fixtures_module) is not None
 
 
 MODELS: dict[str, ModelEntry] = {
@@ -105,7 +120,18 @@ def commands(name: str) -> ModuleType:
         raise TypeError(f"{entry.commands_module}: VERBS lists {missing} but defines none")
     if entry.has_port:
         port(name)
+        if not callable(getattr(mod, "speak_options", None)):
+            raise TypeError(f"{entry.commands_module}: needs speak_options(args, config)")
     return mod
+
+
+def swift_fixture_writer(name: str) -> Callable[[Path, Callable[[], AbstractContextManager]], None]:
+    """The model's `write_fixtures(root, zip_clock)`: writes its Swift host's fixtures under
+    `root`; `zip_clock()` pins the clock np.savez stamps zip members with."""
+    entry = resolve(name)
+    if not entry.has_swift_fixtures:
+        raise UserError(f"model '{entry.name}' writes no Swift fixtures")
+    return importlib.import_module(entry.fixtures_module).write_fixtures
 
 
 def doctor():
@@ -127,7 +153,7 @@ def verb(name: str, verb_name: str):
     if verb_name in mod.VERBS:
         return getattr(mod, verb_name)
     if entry.has_port and verb_name in PORT_VERBS:
-        return functools.partial(PORT_VERBS[verb_name], port(name))
+        return functools.partial(PORT_VERBS[verb_name], port(name), mod)
     raise UserError(
         f"model '{entry.name}' has no '{verb_name}' (it offers: {', '.join(offered(name))})"
     )

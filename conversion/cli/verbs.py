@@ -1,14 +1,18 @@
-"""The verbs every port gets from its contract alone (no model code of their own)."""
+"""The verbs every port gets from its contract alone (no model code of their own): `export`,
+and `speak` (`speak.py`: the model's CLI module gives only its flags as options)."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from types import ModuleType
 
 from conversion.core.port import ModelPort
 
+from .speak import speak
 
-def export(port: ModelPort, args: argparse.Namespace) -> int:
+
+def export(port: ModelPort, _commands: ModuleType, args: argparse.Namespace) -> int:
     """`voxport export MODEL`: every graph at `--dtype` into `--output-dir`, keyed for reuse."""
     folder, config = port.resolve(args.weights, args.config, args.weights_seed)
     dest = args.output_dir
@@ -20,4 +24,4 @@ def export(port: ModelPort, args: argparse.Namespace) -> int:
     return 0
 
 
-PORT_VERBS = {"export": export}
+PORT_VERBS = {"export": export, "speak": speak}

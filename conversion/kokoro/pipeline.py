@@ -11,8 +11,9 @@ given, so a run can replay the oracle's draws exactly.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -20,11 +21,23 @@ from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.host.buckets import BucketTable, pad_to
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
+from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
 
 from . import host
 from .export import HOST_DATA
 from .graphs import GRAPHS, function_name
 from .host_files import read_bundle_voices
+
+
+@dataclass(frozen=True)
+class SpeakOptions:
+    """What `voxport speak kokoro` asks of a speak: a voice (a name, a pack file, or a blend
+    `a:0.6,b:0.4`), the speaking rate, the draws' seed, and folders holding more voice packs."""
+
+    voice: str = "jf_alpha"
+    speed: float = 1.0
+    seed: int = 0
+    voice_dirs: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -39,6 +52,7 @@ class KokoroPipeline(LoadedPipeline):
     """A loaded Kokoro bundle: one timed session over the three graphs, plus the host data."""
 
     model = "kokoro"
+    sample_rate = host.SAMPLE_RATE
 
     def load_host(self) -> None:
         missing = [g for g in GRAPHS if g not in self.manifest.graphs]
@@ -179,32 +193,34 @@ class KokoroPipeline(LoadedPipeline):
     def speak(
         self,
         text: str,
-        voice: str = "jf_alpha",
-        speed: float = 1.0,
-        seed: int = 0,
-        voice_dirs: tuple | list = (),
-        on_chunk: Callable[[int, int, host.Chunk], None] | None = None,
-        chunks: list[host.Chunk] | None = None,
+        options: SpeakOptions,
+        *,
+        on_audio: OnAudio | None = None,
+        on_progress: OnProgress | None = None,
+        on_step: OnStep | None = None,
         pool: WorkerPool[KokoroPipeline] | None = None,
-        on_audio: Callable[[np.ndarray], None] | None = None,
-    ) -> tuple[np.ndarray, list[ChunkResult]]:
-        """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined.
+        chunks: list[host.Chunk] | None = None,
+    ) -> SpeakResult:
+        """Text to 24 kHz audio: chunks (sentences, clauses) synthesised and joined; the
+        speak half's one signature (`conversion/core/speak.py`).
 
         `chunks` are `self.chunks(text)` when the caller already has them (G2P is not free).
-        `pool` (bundles of this same bundle) speaks chunks side by side: each chunk's draws
-        come from `seed + i` alone, so the audio is the same for any number of workers.
+        `pool` (pipelines over this same bundle) speaks chunks side by side: each chunk's draws
+        come from `options.seed + i` alone, so the audio is the same for any number of workers.
         `on_audio` gets the joined waveform piece by piece in order, as soon as each chunk
         is ready (pauses included): the pieces end to end are the returned audio.
         """
         chunks = self.chunks(text) if chunks is None else chunks
-        pack = host.load_voice(voice, extra_dirs=voice_dirs, packs=self.voices)
+        pack = host.load_voice(options.voice, extra_dirs=options.voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
         gap = host.pause()
+        if on_progress is not None:
+            on_progress(0, len(chunks), "")
 
         def work(kb: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
             i, chunk = item
             kb.between_utterances()  # stateless graphs: any chunk boundary is a restart point
-            return kb._speak_chunk(chunk, pack, speed, seed + i)
+            return kb._speak_chunk(chunk, pack, options.speed, options.seed + i)
 
         def deliver(i: int, parts: list[ChunkResult]) -> None:
             for part in parts:
@@ -213,11 +229,12 @@ class KokoroPipeline(LoadedPipeline):
                         on_audio(gap)
                     on_audio(part.audio)
                 results.append(part)
-            if on_chunk is not None:
-                on_chunk(i + 1, len(chunks), chunks[i])
+            if on_progress is not None:
+                on_progress(i + 1, len(chunks), chunks[i].text[:40])
 
         (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
-        return host.join_audio([r.audio for r in results]), results
+        audio = host.join_audio([r.audio for r in results])
+        return SpeakResult(audio, self.sample_rate, results, f"{len(results)} chunk(s)")
 
     def _speak_chunk(
         self,

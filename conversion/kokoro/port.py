@@ -55,6 +55,22 @@ class KokoroPort(ModelPort):
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return {g: dtype for g in GRAPHS}
 
+    def open_pipeline(self, bundle: Path, isolate: bool):
+        from .pipeline import KokoroPipeline
+
+        return KokoroPipeline(bundle, isolate=isolate)
+
+    def options_for_weights(self, options, folder: Path, config: Any):
+        """The snapshot's voice packs join the folders searched, and the voice is loaded once
+        now: an unknown name fails before any export."""
+        from dataclasses import replace
+
+        from . import host
+
+        options = replace(options, voice_dirs=(*options.voice_dirs, folder / weights.VOICES_DIR))
+        host.load_voice(options.voice, extra_dirs=options.voice_dirs)
+        return options
+
     def export_bundle(self, job: ExportJob) -> Path:
         from .export import export_bundle
 

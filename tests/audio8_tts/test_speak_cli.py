@@ -9,10 +9,14 @@ import pytest
 
 from conversion.audio8_tts import cli
 from conversion.cli.main import main
+from conversion.cli.speak import spoken_line
+from conversion.core.speak import SpeakResult
 
 
 class _Fails:
-    """An Audio8Pipeline whose speak writes one chunk of audio, then fails."""
+    """An Audio8Pipeline whose speak hands on one chunk of audio (streamed), then fails."""
+
+    sample_rate = 24000
 
     def __init__(self, _bundle, isolate=False):
         self.codec_config = types.SimpleNamespace(sample_rate=24000)
@@ -21,8 +25,9 @@ class _Fails:
     def close(self):
         pass
 
-    def speak(self, text, voice, seed, stream, on_audio, on_frame, pool=None):
-        on_audio(np.zeros(2400, np.float32))
+    def speak(self, text, options, *, on_audio=None, on_progress=None, on_step=None, pool=None):
+        if on_audio is not None:  # streamed: the first chunk is on disk before the failure
+            on_audio(np.zeros(2400, np.float32))
         raise RuntimeError("the runtime died mid-utterance")
 
 
@@ -45,17 +50,11 @@ def test_a_failed_speak_leaves_no_partial_file(tmp_path, monkeypatch, stream, wo
 
 
 def test_nothing_decoded_is_said_not_crashed():
-    piece = types.SimpleNamespace(
-        decode=types.SimpleNamespace(clamped=0),
-        frames=types.SimpleNamespace(codes=np.zeros((10, 0), np.int64)),
-    )
-    result = types.SimpleNamespace(
-        audio=np.zeros(0, np.float32), seconds=1.5, first_audio_s=None, pieces=[piece]
-    )
-    line = cli.spoken_line(Path("x.wav"), result, 24000, stream=True)
-    assert "no audio: the end of speech came at the first frame" in line
+    result = SpeakResult(np.zeros(0, np.float32), 24000, [], "1 piece(s), 0 frames")
+    line = spoken_line(Path("x.wav"), result, 1.5, None, stream=True, workers=1)
+    assert "no audio: nothing was spoken" in line
     assert line.startswith("wrote x.wav: 0.00 s of audio in 1.5 s") and "0 frames" in line
-    result.first_audio_s = 0.25
-    assert "time to first audio 0.25 s (streamed)" in cli.spoken_line(
-        Path("x.wav"), result, 24000, True
+    result.audio = np.zeros(6000, np.float32)
+    assert "time to first audio 0.25 s (streamed)" in spoken_line(
+        Path("x.wav"), result, 1.5, 0.25, True, 1
     )

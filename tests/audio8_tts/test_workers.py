@@ -37,6 +37,7 @@ FRAMES = 17  # windows [0,8) and [6,14) while frames come, [12,17) after the las
 WAIT_S = 30.0  # an event that never comes fails the test instead of hanging it
 FS = CODEC_REDUCED.frame_size
 Audio8Pipeline = P.Audio8Pipeline  # the CLI tests replace the module's name with stand-ins
+SpeakOptions = P.SpeakOptions
 
 
 def _until(done, timeout_s: float = WAIT_S) -> bool:
@@ -146,9 +147,7 @@ def _speak(opener: _Opener, workers: int, stream: bool, frames: int = FRAMES, on
     with WorkerPool(opener, workers) as pool:
         result = pool.pipeline.speak(
             TEXT,
-            seed=4,
-            max_frames=frames,
-            stream=stream,
+            SpeakOptions(seed=4, max_frames=frames, stream=stream),
             on_audio=on_audio or chunks.append,
             pool=pool,
         )
@@ -190,7 +189,7 @@ def test_two_workers_give_one_workers_audio(stream):
     piece recycles both workers — worker 1 after the previous piece's windows."""
     eos = {1: 15}  # the second piece ends early: its last window is [12,15)
     plain = _bundle(_Session("w0", [], eos=eos))
-    ref = plain.speak(TEXT, seed=4, max_frames=FRAMES, stream=stream)
+    ref = plain.speak(TEXT, SpeakOptions(seed=4, max_frames=FRAMES, stream=stream))
     one, one_chunks = _speak(_Opener(eos=eos), 1, stream)
     opener = _Opener(eos=eos)
     two, two_chunks = _speak(opener, 2, stream)
@@ -253,7 +252,8 @@ def test_padding_frames_decode_as_decode_whole():
             self.sessions.append(session)
             return _bundle(session)
 
-    want = _bundle(_Padded("w0", [], {FRAME: negative})).speak(TEXT, seed=4, max_frames=FRAMES)
+    plain = _bundle(_Padded("w0", [], {FRAME: negative}))
+    want = plain.speak(TEXT, SpeakOptions(seed=4, max_frames=FRAMES))
     got, _ = _speak(_PaddedOpener(), 2, stream=False)
     assert want.pieces[0].decode.dropped == 1
     np.testing.assert_array_equal(got.audio, want.audio)
@@ -377,7 +377,10 @@ def test_two_runtime_children_speak_what_one_process_does(small_bundle):
     text, frames = "Hi there. Go on.", 10  # a piece: [0,8) beside the frames, [6,10) after
     with Audio8Pipeline(small_bundle) as ab:
         assert ab.codec_window == WINDOW
-        want = {s: ab.speak(text, seed=2, max_frames=frames, stream=s) for s in (False, True)}
+        want = {
+            s: ab.speak(text, SpeakOptions(seed=2, max_frames=frames, stream=s))
+            for s in (False, True)
+        }
     np.testing.assert_array_equal(want[True].audio, want[False].audio)
     assert want[True].audio.size > 0 and len(want[True].pieces) == 2
 
@@ -390,7 +393,8 @@ def test_two_runtime_children_speak_what_one_process_does(small_bundle):
             limit = Audio8Pipeline.recycle_mb if stream else 1e-6
             for b in workers:
                 b.recycle_mb = limit
-            got = pool.pipeline.speak(text, seed=2, max_frames=frames, stream=stream, pool=pool)
+            options = SpeakOptions(seed=2, max_frames=frames, stream=stream)
+            got = pool.pipeline.speak(text, options, pool=pool)
             np.testing.assert_array_equal(got.audio, want[stream].audio)
             assert [p.decode.windows for p in got.pieces] == [2, 2]
         assert [b.session._session.restarts for b in workers] == [1, 1]

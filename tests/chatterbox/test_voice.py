@@ -261,7 +261,7 @@ def test_a_voice_over_the_bundles_prompt_cap_is_refused_before_compute():
     chunk = TextChunk("Hi.", np.array([255, 10, 0], np.int32))
     for call in (
         lambda: ChatterboxPipeline.check_voice(fake, big),
-        lambda: ChatterboxPipeline.speak(fake, "Hi.", voice=big, chunks=[chunk]),
+        lambda: ChatterboxPipeline.speak(fake, "Hi.", SpeakOptions(voice=big), chunks=[chunk]),
         lambda: ChatterboxPipeline.synthesize(fake, chunk, big, SpeakOptions()),
     ):
         with pytest.raises(VoiceError, match=r"big\.npz has 41 S3Gen prompt tokens.*at most 40"):

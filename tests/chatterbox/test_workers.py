@@ -8,13 +8,14 @@ are that audio. The CLI's --stream runs over a stand-in (no runtime calls).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conversion.chatterbox import cli, pipeline
+from conversion.chatterbox import pipeline
 from conversion.chatterbox.pipeline import ChatterboxPipeline, SpeakOptions
 from conversion.chatterbox.port import PORT
 from conversion.cli.main import main
@@ -45,12 +46,12 @@ def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
     with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 1) as one:
         chunks = one.pipeline.chunks(TEXT)
         assert len(chunks) == 2
-        want, _ = one.pipeline.speak(TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=one)
+        options = replace(FEW_TOKENS, seed=3)
+        want = one.pipeline.speak(TEXT, options, chunks=chunks, pool=one).audio
     pieces: list[np.ndarray] = []
     with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 2) as two:
-        got, results = two.pipeline.speak(
-            TEXT, options=FEW_TOKENS, seed=3, chunks=chunks, pool=two, on_audio=pieces.append
-        )
+        spoken = two.pipeline.speak(TEXT, options, chunks=chunks, pool=two, on_audio=pieces.append)
+        got, results = spoken.audio, spoken.pieces
     assert want.size > 0 and [r.text for r in results] == [c.text for c in chunks]
     assert got.tobytes() == want.tobytes()  # bit-identical
     assert len(pieces) == 2 and np.concatenate(pieces).tobytes() == got.tobytes()
@@ -79,8 +80,7 @@ def test_cli_stream_is_the_whole_file_and_prints_time_to_first_audio(
     reduced_bundle, tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr(pipeline, "ChatterboxPipeline", NoRuntime)
-    source = SimpleNamespace(get=lambda config, dtype: reduced_bundle)
-    monkeypatch.setattr(cli, "_source", lambda *a, **k: source)  # no export check
+    monkeypatch.setattr(PORT, "ensure_bundle", lambda *a, **k: reduced_bundle)  # no export check
 
     def speak(name: str, *flags: str) -> bytes:
         out = tmp_path / name

@@ -9,11 +9,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.paths import partial_path, public_mode, writable_file
+
+if TYPE_CHECKING:
+    from conversion.core.speak import SpeakResult
 
 
 def _pcm_ready(audio: np.ndarray, target: Path) -> np.ndarray:
@@ -82,25 +86,25 @@ def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], N
 def speak_into_wav(
     target: str | Path,
     sr: int,
-    speak: Callable[[Callable[[np.ndarray], None] | None], tuple[np.ndarray, list]],
+    speak: Callable[[Callable[[np.ndarray], None] | None], SpeakResult],
     stream: bool,
     start: float,
-) -> tuple[np.ndarray, list, float]:
+) -> tuple[SpeakResult, float | None]:
     """Run `speak(on_audio)` into the wav `target`: streamed (each piece `speak` hands
-    `on_audio` appended as it comes, `streamed_wav`) or written whole at the end. Returns the
-    audio, `speak`'s results and the seconds from `start` (a perf_counter) to the first audio
-    on disk."""
+    `on_audio` appended as it comes, `streamed_wav`) or written whole at the end. Returns
+    `speak`'s result and the seconds from `start` (a perf_counter) to the first audio on disk
+    (None when no audio came while streaming)."""
     if not stream:
-        audio, results = speak(None)
-        write_wav(target, audio, sr)
-        return audio, results, time.perf_counter() - start
+        result = speak(None)
+        write_wav(target, result.audio, sr)
+        return result, time.perf_counter() - start
     first: list[float] = []
     with streamed_wav(target, sr) as write:
 
         def on_audio(piece: np.ndarray) -> None:
             write(piece)
-            if not first:
+            if not first and piece.size:
                 first.append(time.perf_counter() - start)
 
-        audio, results = speak(on_audio)
-    return audio, results, first[0] if first else time.perf_counter() - start
+        result = speak(on_audio)
+    return result, first[0] if first else None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.audio8_tts.pipeline import Audio8Pipeline
+from conversion.audio8_tts.pipeline import Audio8Pipeline, SpeakOptions
 from conversion.audio8_tts.port import PORT
 from conversion.audio8_tts.prompt import clean_text
 from conversion.core.threads import pin_torch_threads
@@ -60,9 +60,8 @@ def make(out: Path) -> None:
     t0 = time.perf_counter()
     with Audio8Pipeline(bundle) as ab:
         chunks: list[np.ndarray] = []
-        stream = ab.speak(
-            SENTENCE, seed=SEED, max_frames=MAX_FRAMES, stream=True, on_audio=chunks.append
-        )
+        options = SpeakOptions(seed=SEED, max_frames=MAX_FRAMES, stream=True)
+        stream = ab.speak(SENTENCE, options, on_audio=chunks.append)
         window = ab.codec_window
         pieces: list[dict] = []
         wholes: list[np.ndarray] = []
