@@ -22,8 +22,8 @@ from conversion.core.runtime.profile import add_profile, profile_calls
 from conversion.core.threads import EAGER_THREADS
 
 from .config import SAMPLE_RATE, ChatterboxConfig
-from .gate import GATE_TEXT, GATE_TOKENS, gate_bundles
-from .oracle import record
+from .gate.ladder import GATE_TEXT, GATE_TOKENS, gate_bundles
+from .oracle.utterance import record
 from .pipeline import ChatterboxPipeline, SpeakOptions
 
 EAGER_REPEATS = 3

@@ -14,8 +14,8 @@ def main(argv: list[str] | None = None) -> int:
     from conversion.core.threads import pin_torch_threads
 
     from .config import by_name
-    from .gate import GATE_TEXT, GATE_TOKENS
-    from .oracle import record
+    from .gate.ladder import GATE_TEXT, GATE_TOKENS
+    from .oracle.utterance import record
     from .port import PORT
     from .weights import load_model
 

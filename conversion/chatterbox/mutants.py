@@ -418,7 +418,7 @@ def run_mutants(
     """The catalogue (or the faults `spec` names) against the gate's ladder at `seed`: the
     oracle recorded once, the baseline bundle opened once for every host fault. With
     `first_kill` each fault's ladder stops at its first failing rung (the baseline runs whole)."""
-    from .gate import main_rungs, prepare
+    from .gate.ladder import main_rungs, prepare
     from .pipeline import ChatterboxPipeline
 
     mutants = select(CATALOGUE, spec)

@@ -12,8 +12,8 @@ import torch
 
 from conversion.chatterbox import calibration
 from conversion.chatterbox.config import REDUCED
-from conversion.chatterbox.gate import GATE_TEXT, GATE_TOKENS
-from conversion.chatterbox.oracle import record
+from conversion.chatterbox.gate.ladder import GATE_TEXT, GATE_TOKENS
+from conversion.chatterbox.oracle.utterance import record
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.weights import load_model
 

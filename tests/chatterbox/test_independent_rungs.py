@@ -20,12 +20,14 @@ import pytest
 import soundfile as sf
 import torch
 
-from conversion.chatterbox import gate as G
 from conversion.chatterbox import text as text_mod
 from conversion.chatterbox import voice as voice_mod
 from conversion.chatterbox import weights
 from conversion.chatterbox.config import REDUCED
 from conversion.chatterbox.export import TOKENIZER
+from conversion.chatterbox.gate import text_rungs as TR
+from conversion.chatterbox.gate import voice_rungs as VR
+from conversion.chatterbox.gate.case import Case
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.text import TextTokenizer
 from conversion.chatterbox.weights import load_model
@@ -45,7 +47,7 @@ def _run(rung):
 @pytest.fixture(scope="module")
 def text_side(tmp_path_factory):
     """A bundle folder holding the stand-in tokenizer.json, and the publisher's text path over
-    the same file (the two attributes of the model `oracle._text_tokens` reads)."""
+    the same file (the two attributes of the model `oracle.t3._text_tokens` reads)."""
     from chatterbox.models.tokenizers import EnTokenizer
 
     bundle = tmp_path_factory.mktemp("cbx-text")
@@ -61,16 +63,16 @@ def test_long_cases_are_split_every_way(text_side):
     _, bundle = text_side
     tok = TextTokenizer(bundle / TOKENIZER)
     budget = REDUCED.text_budget
-    counts = [len(tok.chunks(t, budget)) for t in G.TEXT_LONG_CASES]
+    counts = [len(tok.chunks(t, budget)) for t in TR.TEXT_LONG_CASES]
     assert all(n > 1 for n in counts), counts
-    assert len(G.TEXT_LONG_CASES[-1]) > 4 * 300  # over the published budget with a real BPE
-    assert all(len(tok.chunks(t, budget)) == 1 for t in G.TEXT_CASES)
+    assert len(TR.TEXT_LONG_CASES[-1]) > 4 * 300  # over the published budget with a real BPE
+    assert all(len(tok.chunks(t, budget)) == 1 for t in TR.TEXT_CASES)
 
 
 def test_text_rung_passes_on_the_port(text_side):
     model, bundle = text_side
-    r = _run(G.text_rung(model, bundle, REDUCED))
-    n = len(G.TEXT_CASES) + len(G.TEXT_LONG_CASES)
+    r = _run(TR.text_rung(model, bundle, REDUCED))
+    n = len(TR.TEXT_CASES) + len(TR.TEXT_LONG_CASES)
     assert r.passed and r.value == 1.0, r.detail
     assert f"{n}/{n} texts" in r.detail
 
@@ -104,7 +106,7 @@ def test_text_rung_fails_on_a_broken_port(text_side, monkeypatch, fault):
     model, bundle = text_side
     obj, attr, value = TEXT_FAULTS[fault]
     monkeypatch.setattr(obj, attr, value)
-    r = _run(G.text_rung(model, bundle, REDUCED))
+    r = _run(TR.text_rung(model, bundle, REDUCED))
     assert not r.passed and r.value < 1.0, r.detail
 
 
@@ -119,14 +121,14 @@ def model():
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     path = tmp_path_factory.mktemp("cbx-ref") / "reference.wav"
-    wav = weights.synthetic_reference(G.REF_SECONDS, 7, sample_rate=G.REF_RATE)
-    sf.write(path, wav, G.REF_RATE)
+    wav = weights.synthetic_reference(VR.REF_SECONDS, 7, sample_rate=VR.REF_RATE)
+    sf.write(path, wav, VR.REF_RATE)
     return path
 
 
 @pytest.fixture(scope="module")
 def publisher(model, reference):
-    return G.publisher_conditionals(model, reference, 0.5)
+    return VR.publisher_conditionals(model, reference, 0.5)
 
 
 def _voice_rung(model, reference, publisher, tmp_path):
@@ -134,12 +136,12 @@ def _voice_rung(model, reference, publisher, tmp_path):
         model, reference, tmp_path / "voice.npz", 0.5, REDUCED.prompt_tokens_max
     )
     voice = voice_mod.Voice.load(path)  # from disk, as the host reads it
-    return _run(G.voice_rung(G.Case("cloned", None, voice, None, publisher)))
+    return _run(VR.voice_rung(Case("cloned", None, voice, None, publisher)))
 
 
 def test_voice_rung_passes_on_the_port(model, reference, publisher, tmp_path):
     r = _voice_rung(model, reference, publisher, tmp_path)
-    assert r.passed and r.value >= G.COS_VOICE, r.detail
+    assert r.passed and r.value >= VR.COS_VOICE, r.detail
     assert "read from disk" in r.detail
     assert publisher["prompt_tokens"].shape == (1, REDUCED.prompt_tokens_max)  # the cap binds
 
@@ -183,4 +185,4 @@ def test_voice_rung_fails_on_a_broken_port(
     obj, attr, value = VOICE_FAULTS[fault]
     monkeypatch.setattr(obj, attr, value)
     r = _voice_rung(model, reference, publisher, tmp_path)
-    assert not r.passed and r.value < G.COS_VOICE, r.detail
+    assert not r.passed and r.value < VR.COS_VOICE, r.detail

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from conversion.chatterbox.config import REDUCED
-from conversion.chatterbox.oracle import START_SPEECH, record, record_flow_and_vocoder
+from conversion.chatterbox.oracle.recording import START_SPEECH
+from conversion.chatterbox.oracle.utterance import record, record_flow_and_vocoder
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.chatterbox.voice import Voice

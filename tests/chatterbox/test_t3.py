@@ -61,8 +61,8 @@ SAMPLING = SamplingConfig(
 TEXT = np.array([255, 12, 30, 9, 44, 17, 8, 21, 33, 0])  # SOT ... EOT (ids < 704)
 FORCED = [17, 4000, 251, 6560, 3, 17, 1024, 777]  # 8 teacher-forced speech tokens
 COS_MIN = 0.9999
-# The card's int8 thresholds (models/chatterbox/README.md, gate.py): draws with shared uniforms
-# and the same teacher-forced history agree >= 0.9; cond-logit cosine >= 0.999 per step.
+# The card's int8 thresholds (models/chatterbox/README.md, gate/t3_rungs.py): draws with shared
+# uniforms and the same teacher-forced history agree >= 0.9; cond-logit cosine >= 0.999 per step.
 INT8_AGREE_MIN = 0.9
 INT8_COS_MIN = 0.999
 
@@ -306,9 +306,9 @@ def test_int8_draws_agree_with_fp32(fp32_session, int8_session, arrays, cond_emb
 
 
 def test_int8_thresholds_are_the_gates():
-    from conversion.chatterbox import gate
+    from conversion.chatterbox.gate import t3_rungs
 
-    assert (gate.INT8_AGREEMENT, gate.COS_T3_INT8) == (INT8_AGREE_MIN, INT8_COS_MIN)
+    assert (t3_rungs.INT8_AGREEMENT, t3_rungs.COS_T3_INT8) == (INT8_AGREE_MIN, INT8_COS_MIN)
 
 
 # -- buckets --------------------------------------------------------------------------------------

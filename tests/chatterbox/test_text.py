@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conversion.chatterbox import weights
-from conversion.chatterbox.gate import TEXT_CASES
+from conversion.chatterbox.gate.text_rungs import TEXT_CASES
 from conversion.chatterbox.text import TextTokenizer
 from conversion.core.errors import UserError
 

@@ -1,0 +1,45 @@
+"""One gate case (the oracle's recorded fixture, the voice the bundle gets, voxport's text
+chunk) and the comparisons every stage's rungs share: row cosines and the oracle's tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from oracles import Fixture
+
+from ..text import TextChunk
+from ..voice import Voice
+
+
+@dataclass
+class Case:
+    name: str
+    fixture: Fixture
+    voice: Voice
+    chunk: TextChunk | None  # voxport's text path (`text_chunk`), filled once the bundle exists
+    # cloned: the publisher's conditionals, computed in memory by its prepare_conditionals
+    publisher: dict[str, np.ndarray] | None = None
+
+
+def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a = a.reshape(a.shape[0], -1).astype(np.float64)
+    b = b.reshape(b.shape[0], -1).astype(np.float64)
+    num = (a * b).sum(1)
+    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return float((num / np.maximum(den, 1e-30)).min())
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return _min_row_cosine(np.asarray(a)[None], np.asarray(b)[None])
+
+
+def _speech_tokens(fx: Fixture) -> np.ndarray:
+    """The tokens the oracle handed S3Gen (its T3 tokens after drop_invalid_tokens)."""
+    return fx.intermediates["speech_tokens"].reshape(-1)
+
+
+def _oracle_tokens(fx: Fixture) -> np.ndarray:
+    return fx.intermediates["t3_tokens"].reshape(-1)

@@ -1,0 +1,106 @@
+"""T3's rungs: the bundle's T3 teacher-forced along the oracle's tokens (its cond and uncond
+logits, and the draws its logits give with the oracle's uniforms), and free-running on those
+uniforms (the same token sequence).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conversion.core.host.sampling import U_MAX, U_MIN, sample
+from gates.ladder import Measured, Rung
+from oracles import Fixture
+
+from ..pipeline import ChatterboxPipeline, SpeakOptions
+from ..t3.graphs import START_SPEECH, STOP_SPEECH
+from .case import Case, _min_row_cosine, _oracle_tokens
+
+# fp32 T3 logits (teacher-forced and e2e) vs the oracle's: measured 1 - 3e-13 reduced and 1
+# (>= 0.9999995) published; a KV row or a prefill row one off scores above 0.9999 (the bar
+# before issue 20's mutation tests), so the bar is six nines
+COS_T3 = 0.999999
+# int8 T3's teacher-forced logits (cond and uncond rows) vs the oracle's fp32: measured, see
+# the card (worst over the seeds run).
+COS_T3_INT8 = 0.999
+# int8 T3: per-step draws from int8 logits vs the oracle's, with the oracle's uniforms. Random
+# weights give flat distributions where rounding flips close races: measured, see the card.
+INT8_AGREEMENT = 0.9
+
+
+def _teacher_forced_draws(fx: Fixture, cond: np.ndarray, uncond: np.ndarray) -> Measured:
+    """Draws from the bundle's logits with the oracle's uniforms and history, vs the oracle."""
+    options = SpeakOptions()
+    cfg = options.sampling()
+    tokens = _oracle_tokens(fx)
+    uniforms = fx.draws["t3_uniforms/0"]
+    history = [START_SPEECH]
+    misses = []
+    for step, token in enumerate(tokens):
+        drawn = int(
+            sample(cond[step], uniforms[step], cfg, np.asarray(history), uncond[step], None)
+        )
+        if drawn != int(token):
+            misses.append(f"step {step}: {drawn} vs {int(token)}")
+        history.append(int(token))
+    rate = 1.0 - len(misses) / max(len(tokens), 1)
+    note = f"{len(tokens) - len(misses)}/{len(tokens)} draws agree"
+    return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
+
+
+def t3_rungs(cb: ChatterboxPipeline, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
+    fx = case.fixture
+    memo: dict[str, np.ndarray] = {}
+
+    def forced():
+        if "cond" not in memo:
+            r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=_oracle_tokens(fx))
+            memo["cond"], memo["uncond"] = r.cond_logits, r.uncond_logits
+        return memo["cond"], memo["uncond"]
+
+    def logits_cos() -> float:
+        cond, uncond = forced()
+        ref_c, ref_u = fx.intermediates["t3_cond_logits"], fx.intermediates["t3_uncond_logits"]
+        n = min(len(cond), len(ref_c))
+        return min(_min_row_cosine(ref_c[:n], cond[:n]), _min_row_cosine(ref_u[:n], uncond[:n]))
+
+    rungs = []
+    if cos_min is not None:
+        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    draws_min = 1.0 if tag == "fp32" else INT8_AGREEMENT
+    rungs.append(
+        Rung(
+            f"t3[{tag}].draws",
+            "draw_agreement",
+            draws_min,
+            lambda: _teacher_forced_draws(fx, *forced()),
+            True,
+        )
+    )
+    return rungs
+
+
+def free_run_rung(cb: ChatterboxPipeline, case: Case) -> Rung:
+    fx = case.fixture
+
+    def tokens():
+        u = fx.draws["t3_uniforms/0"]
+        budget = int(fx.meta["max_new_tokens"])
+        if fx.meta["stopped_on_eos"] and budget > len(u):
+            # the oracle stopped on its own: the port gets the same budget, and fresh uniforms
+            # past the oracle's last draw (a port that misses the stop draws on)
+            rng = np.random.default_rng(len(u))
+            u = np.concatenate(
+                [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
+            )
+        r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
+        ref = _oracle_tokens(fx)  # the publisher's loop keeps the stop token it drew
+        got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
+        n = min(ref.size, got.size)
+        same = int(np.sum(ref[:n] == got[:n]))
+        first = next((i for i in range(n) if ref[i] != got[i]), None)
+        note = f"{same}/{ref.size} tokens equal" + (
+            f", first difference at step {first}" if first is not None else ""
+        )
+        return Measured(same / max(ref.size, got.size, 1), note)
+
+    return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
