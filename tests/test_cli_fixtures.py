@@ -1,5 +1,5 @@
 """`voxport fixtures swift [--out DIR] [--check]` and the comparison it shares with
-tests/test_swift_fixtures.py (`conversion.swift_fixtures.compare_fixtures`). The writer is
+tests/test_swift_fixtures.py (`conversion.fixtures.compare.compare_fixtures`). The writer is
 replaced by a tiny one here: the real write runs once, in test_swift_fixtures.py."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from conversion import swift_fixtures
+from conversion.cli import swift_fixtures
 from conversion.cli.main import main
-from conversion.swift_fixtures import compare_fixtures
+from conversion.cli.swift_fixtures import compare_fixtures
 
 REF = np.array([0.5, -2.0, 1.0, 0.25], dtype="<f4")  # max |ref| = 2
 

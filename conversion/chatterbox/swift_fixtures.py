@@ -1,7 +1,7 @@
 """Chatterbox fixtures for the Swift host (ios/, VoxportHost/Chatterbox), written by the Python
 host code itself.
 
-`conversion.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
+`conversion.cli.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/chatterbox/`. Every expected value comes from the code the Swift host must
 agree with: `conversion.core.host.sampling` (each processor and the draw, Chatterbox's order and the
 others), `speech_tokens_for_s3gen`, and `ChatterboxPipeline.synthesize` (T3 loop, flow Euler
@@ -398,7 +398,7 @@ def host_flow_spks(arrays: dict[str, np.ndarray], xvector: np.ndarray) -> np.nda
 
 def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) -> None:
     """Every Chatterbox fixture under `root` (`.../Fixtures/chatterbox`); `zip_clock()` pins the
-    clock np.savez stamps members with (`conversion.swift_fixtures` passes its own)."""
+    clock np.savez stamps members with (`conversion.cli.swift_fixtures` passes its own)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     _write_sampling(root, zip_clock)

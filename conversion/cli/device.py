@@ -52,7 +52,7 @@ def run_device_bench(args: argparse.Namespace) -> int:
 
 def run_fixtures(args: argparse.Namespace) -> int:
     # Imported here: it imports torch and the model hosts.
-    from conversion import swift_fixtures
+    from . import swift_fixtures
 
     out = Path(args.out) if args.out else DEFAULT_FIXTURES
     if not args.check:

@@ -1,6 +1,6 @@
 """Kokoro fixtures for the Swift host (ios/, VoxportHost), written by the Python host code.
 
-`conversion.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
+`conversion.cli.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/kokoro/`. Every expected value comes from the code the Swift host must
 agree with: `text_to_chunks` (misaki's G2P), `phonemes_to_ids`, `split_phonemes`,
 `load_voice` / `ref_s_for`, `pred_durations` / `padded_alignment`, `source.excitation` /
@@ -323,7 +323,7 @@ def _write_pipeline(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock)
 
 def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) -> None:
     """Every Kokoro fixture under `root` (`.../Fixtures/kokoro`); `zip_clock()` pins the
-    clock np.savez stamps members with (`conversion.swift_fixtures` passes its own)."""
+    clock np.savez stamps members with (`conversion.cli.swift_fixtures` passes its own)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     (root / "vocab.json").write_bytes(vocab_bytes())

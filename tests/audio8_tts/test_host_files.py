@@ -131,11 +131,11 @@ def test_voice_file_is_written_atomically(tmp_path, monkeypatch):
 
 
 def test_swift_fixtures_are_small_and_deterministic(tmp_path):
-    from conversion.swift_fixtures import _pinned_zip_clock
+    from conversion.fixtures.plumbing import pinned_zip_clock
 
     digests = []
     for run in ("a", "b"):
-        swift_fixtures.write_fixtures(tmp_path / run, _pinned_zip_clock)
+        swift_fixtures.write_fixtures(tmp_path / run, pinned_zip_clock)
         files = sorted(p for p in (tmp_path / run).rglob("*") if p.is_file())
         digests.append({str(p.relative_to(tmp_path / run)): p.read_bytes() for p in files})
     assert digests[0] == digests[1]

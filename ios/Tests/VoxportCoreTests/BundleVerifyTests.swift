@@ -106,8 +106,8 @@ final class BundleVerifyTests: XCTestCase {
         }
     }
 
-    /// `swift_fixtures._break_out`: link to the same bytes moved beside the bundle, add an
-    /// unlisted file, or make the manifest name the asset `../<path>`.
+    /// `conversion.fixtures.bundle._break_out`: link to the same bytes moved beside the
+    /// bundle, add an unlisted file, or make the manifest name the asset `../<path>`.
     private func breakOut(_ bundle: URL, _ rel: String, _ how: String) throws {
         let fm = FileManager.default
         let url = bundle.appendingPathComponent(rel)
@@ -154,7 +154,8 @@ final class BundleVerifyTests: XCTestCase {
         XCTAssertEqual(expectError { _ = try ModelBundle.open(copy) }?.kind, .unsupportedFormat)
     }
 
-    /// The damage `swift_fixtures._damage` applies: flip the middle byte, keep the first half, delete.
+    /// The damage `conversion.fixtures.bundle._damage` applies: flip the middle byte, keep the
+    /// first half, delete.
     private func damage(_ url: URL, _ how: String) throws {
         if how == "delete" {
             try FileManager.default.removeItem(at: url)

@@ -15,7 +15,7 @@ enum Fixtures {
     static func scratch() throws -> URL { try TestScratch.folder("core-\(UUID().uuidString.prefix(8))") }
 }
 
-/// splitmix64 bytes, the same stream `swift_fixtures.splitmix64_bytes` hashes.
+/// splitmix64 bytes, the same stream `conversion.fixtures.plumbing.splitmix64_bytes` hashes.
 func splitmix64Bytes(seed: UInt64, count: Int) -> [UInt8] {
     var out = [UInt8]()
     out.reserveCapacity(count + 8)

@@ -2,7 +2,7 @@ import Foundation
 import VoxportCore
 import VoxportTestSupport
 
-/// `dsp.json` and its raw float32 arrays, written by `conversion/swift_fixtures.py` with torch.
+/// `dsp.json` and its raw float32 arrays, written by `conversion/fixtures/dsp.py` with torch.
 enum Fixtures {
     static let folder = FixtureFolder()
 
