@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     from conversion.core.threads import pin_torch_threads
 
     from .config import by_name
-    from .gate import GATE_FRAMES, GATE_TEXT, reference_prompt
+    from .gate.ladder import GATE_FRAMES, GATE_TEXT, reference_prompt
     from .port import PORT
     from .reference import Audio8LM
     from .weights import load, random_lm_state

@@ -8,8 +8,9 @@ are copied as they are). A sampler fault lives in the fused `ar` graph (its draw
 graph), so it is a graph fault; `_draw` also feeds the gate's standalone sampler bundle, which
 is re-exported with it.
 
-The reference record (`GR.reference_run`) and the prompt are computed once per catalogue run;
-each fault runs the same ladder as `voxport gate` (`gate.ladder_rungs`) against that record.
+The reference record (`gate.ar_rungs.reference_run`) and the prompt are computed once per
+catalogue run; each fault runs the same ladder as `voxport gate` (`gate.ladder.ladder_rungs`)
+against that record.
 Audio8's sampler has no min-p and no repetition penalty (RAS is its repetition control): the
 catalogue turns RAS off instead.
 """
@@ -30,12 +31,13 @@ from conversion.core.bundle import BundleWriter, load_manifest
 from gates.ladder import LadderReport, run_ladder
 from gates.mutants import KillTable, Mutant, run_catalogue
 
-from . import gate_rungs as GR
 from .ar import graphs as G
 from .ar import host as AH
 from .ar import layers as AL
 from .codec import graphs as CG
 from .codec import host as CH
+from .gate import ar_rungs as GA
+from .gate import sampler_rungs as GS
 from .weights import Loaded
 
 I32 = torch.int32
@@ -139,14 +141,14 @@ def _wrong_eos_semantic(self, logits, noise_slow, window):
 @contextmanager
 def _sampler_fault(draw: Callable) -> Iterator[None]:
     """`_draw` replaced in the graph module, and the gate's sampler bundle re-exported with it."""
-    cached = dict(GR._SAMPLER_BUNDLES)
-    GR._SAMPLER_BUNDLES.clear()
+    cached = dict(GS._SAMPLER_BUNDLES)
+    GS._SAMPLER_BUNDLES.clear()
     try:
         with _patched(G, "_draw", draw):
             yield
     finally:
-        GR._SAMPLER_BUNDLES.clear()
-        GR._SAMPLER_BUNDLES.update(cached)
+        GS._SAMPLER_BUNDLES.clear()
+        GS._SAMPLER_BUNDLES.update(cached)
 
 
 # -- graph faults: the `codec` graph ------------------------------------------------------------
@@ -377,11 +379,17 @@ def make_evaluate(
     loaded: Loaded, bundle: Path, seed: int
 ) -> Callable[[Mutant | None], LadderReport]:
     """`evaluate(mutant)` for `run_catalogue`: the reference record made once, here."""
-    from .gate import GATE_FRAMES, gate_prompt, ladder_rungs, reference_prompt, reference_voice_run
+    from .gate.ladder import (
+        GATE_FRAMES,
+        gate_prompt,
+        ladder_rungs,
+        reference_prompt,
+        reference_voice_run,
+    )
     from .pipeline import Audio8Pipeline
 
     config = loaded.config
-    ref = GR.reference_run(loaded.lm, reference_prompt(loaded), GATE_FRAMES[config.name], seed)
+    ref = GA.reference_run(loaded.lm, reference_prompt(loaded), GATE_FRAMES[config.name], seed)
     voice_ref = reference_voice_run(loaded, seed)
 
     def ladder(path: Path) -> LadderReport:

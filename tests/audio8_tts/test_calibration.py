@@ -10,7 +10,7 @@ import torch
 from conversion.audio8_tts import calibration as K
 from conversion.audio8_tts import weights
 from conversion.audio8_tts.config import REDUCED
-from conversion.audio8_tts.gate import GATE_FRAMES, reference_prompt
+from conversion.audio8_tts.gate.ladder import GATE_FRAMES, reference_prompt
 from conversion.audio8_tts.port import PORT
 from conversion.audio8_tts.reference import Audio8LM
 

@@ -13,11 +13,18 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts.codec import reference as CR
 from conversion.audio8_tts.codec.config import REDUCED as CFG
 from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
 from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
+from conversion.audio8_tts.gate.codec_rungs import (
+    CODEC_COS_MIN,
+    codec_rung,
+    encoder_rungs,
+    random_codes,
+    reference_clip,
+    stream_vs_whole_rungs,
+)
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime.session import Session
 from gates.ladder import run_ladder
@@ -61,9 +68,9 @@ def test_read_state_unwraps_the_training_layout(state):
 def test_the_graphs_pass_against_the_reference(session, state):
     got = _report(
         [
-            GR.codec_rung(session, state, CFG, SEED),
-            *GR.stream_vs_whole_rungs(session, state, CFG, SEED),
-            *GR.encoder_rungs(session, state, CFG, SEED),
+            codec_rung(session, state, CFG, SEED),
+            *stream_vs_whole_rungs(session, state, CFG, SEED),
+            *encoder_rungs(session, state, CFG, SEED),
         ]
     )
     for r in got.values():
@@ -110,16 +117,16 @@ BUGS = {
 
 @pytest.mark.parametrize("name", sorted(BUGS))
 def test_a_broken_reference_fails_the_codec_rung(session, state, monkeypatch, name):
-    codes = GR.random_codes(CFG, 8, SEED)
+    codes = random_codes(CFG, 8, SEED)
     with torch.no_grad():
         before = CR.decode(state, CFG, torch.from_numpy(codes)[None])
     monkeypatch.setattr(CR, name, BUGS[name])
     with torch.no_grad():
         after = CR.decode(state, CFG, torch.from_numpy(codes)[None])
     assert not torch.allclose(before, after)  # the bug is on the decode path
-    rung = _report([GR.codec_rung(session, state, CFG, SEED)])["codec.window"]
+    rung = _report([codec_rung(session, state, CFG, SEED)])["codec.window"]
     assert not rung.passed, f"{name}: {rung.value} {rung.detail}"
-    assert rung.value < GR.CODEC_COS_MIN
+    assert rung.value < CODEC_COS_MIN
 
 
 def test_the_reference_does_not_share_the_ports_modules():
@@ -141,7 +148,7 @@ def test_the_reference_does_not_share_the_ports_modules():
 
 
 def test_the_reference_decodes_and_encodes_every_book(state):
-    codes = GR.random_codes(CFG, 6, SEED)
+    codes = random_codes(CFG, 6, SEED)
     with torch.no_grad():
         wav = CR.decode(state, CFG, torch.from_numpy(codes)[None])
         moved = codes.copy()
@@ -152,7 +159,7 @@ def test_the_reference_decodes_and_encodes_every_book(state):
     # causal: frames before 3 untouched, frame 3 on changed
     assert torch.equal(wav[..., : 3 * fs], wav2[..., : 3 * fs])
     assert not torch.allclose(wav[..., 3 * fs :], wav2[..., 3 * fs :])
-    clip = torch.from_numpy(GR.reference_clip(CFG, 3 * fs + 100, SEED))[None, None]
+    clip = torch.from_numpy(reference_clip(CFG, 3 * fs + 100, SEED))[None, None]
     with torch.no_grad():
         got = CR.encode(state, CFG, clip)
     assert got.shape == (1, CFG.num_books, 4)

@@ -1,4 +1,4 @@
-"""The Audio8 gate's rung builders (conversion/audio8_tts/gate_rungs.py) through run_ladder.
+"""The Audio8 gate's rung builders (conversion/audio8_tts/gate/*_rungs.py) through run_ladder.
 
 Reduced config, seeded random LM and codec, one bundle holding graphs "ar", "codec" and
 "encoder" (as the gate's). Every rung must pass and its note must say what it measured:
@@ -11,13 +11,28 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.codec.config import REDUCED as CODEC_CFG
 from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
 from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
 from conversion.audio8_tts.config import REDUCED
+from conversion.audio8_tts.gate.ar_rungs import (
+    compare_draws,
+    free_run_rung,
+    gumbel_margin,
+    reference_columns,
+    reference_run,
+    teacher_forced_rung,
+)
+from conversion.audio8_tts.gate.codec_rungs import (
+    ENCODER_CODES_MIN,
+    codec_rung,
+    encoder_rungs,
+    stream_vs_whole_rungs,
+)
+from conversion.audio8_tts.gate.precision_rungs import ARS, PRECISION_MIN, precision_rungs
+from conversion.audio8_tts.gate.sampler_rungs import sampler_rungs
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime.session import Session
@@ -68,7 +83,7 @@ def session(lm, codec, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ref(lm, prompt):
-    return GR.reference_run(lm, prompt, FRAMES, SEED)
+    return reference_run(lm, prompt, FRAMES, SEED)
 
 
 def _passes(rungs):
@@ -79,7 +94,7 @@ def _passes(rungs):
 
 
 def test_sampler_rungs_through_runtime():
-    got = _passes(GR.sampler_rungs(seed=0, isolate=False))
+    got = _passes(sampler_rungs(seed=0, isolate=False))
     small, big = got["sampler.graph_vs_numpy[20]"], got["sampler.graph_vs_numpy[1000]"]
     assert (small.value, big.value) == (20, 1000)
     assert "1000/1000 draws equal" in big.detail and "kept candidates per row" in big.detail
@@ -89,8 +104,8 @@ def test_sampler_rungs_through_runtime():
 def test_teacher_forced_and_free_run(lm, session, prompt, ref):
     assert any(f.used_high for f in ref.frames)  # RAS is exercised
     rungs = [
-        GR.teacher_forced_rung(lm, session, prompt, C, FRAMES, SEED, ref=ref),
-        GR.free_run_rung(lm, session, prompt, C, FRAMES, SEED, ref=ref),
+        teacher_forced_rung(lm, session, prompt, C, FRAMES, SEED, ref=ref),
+        free_run_rung(lm, session, prompt, C, FRAMES, SEED, ref=ref),
     ]
     got = _passes(rungs)
     tf = got["ar[fp32].teacher_forced_draws"]
@@ -108,7 +123,7 @@ def test_miss_notes_carry_gumbel_margins(ref):
     codes = [f.codes.copy() for f in ref.frames]
     semantics[2] = C.eos_token_id  # never the drawn token at random weights
     codes[5][3] = (int(codes[5][3]) + 1) % C.codebook_size
-    same, total, misses, margins = GR.compare_draws(ref, semantics, codes, sp, C)
+    same, total, misses, margins = compare_draws(ref, semantics, codes, sp, C)
     assert (same, total) == (FRAMES * C.num_codebooks - 2, FRAMES * C.num_codebooks)
     assert misses[0].startswith("frame 2 semantic") and "margin" in misses[0]
     assert misses[1].startswith("frame 5 code 3") and "margin" in misses[1]
@@ -121,15 +136,15 @@ def test_gumbel_margin_is_the_gap_of_the_race():
     # values s - log(-log u): 0, -inf (removed), log 0.5, -1 - log(-log 0.9)
     values = sorted([0.0, np.log(0.5), -1.0 - np.log(-np.log(0.9))])  # best: the last (1.25)
     want = values[-1] - values[-2]
-    assert GR.gumbel_margin(scores, u) == pytest.approx(want, abs=1e-6)
-    assert GR.gumbel_margin(np.array([1.0, -np.inf]), np.array([0.5, 0.5])) == float("inf")
+    assert gumbel_margin(scores, u) == pytest.approx(want, abs=1e-6)
+    assert gumbel_margin(np.array([1.0, -np.inf]), np.array([0.5, 0.5])) == float("inf")
 
 
 def test_codec_rungs_gate_every_streamed_window(session, codec):
     got = _passes(
         [
-            GR.codec_rung(session, codec, CODEC_CFG, SEED),
-            *GR.stream_vs_whole_rungs(session, codec, CODEC_CFG, SEED),
+            codec_rung(session, codec, CODEC_CFG, SEED),
+            *stream_vs_whole_rungs(session, codec, CODEC_CFG, SEED),
         ]
     )
     assert "32 frames" in got["codec.window"].detail
@@ -173,28 +188,28 @@ def test_precision_rungs_fail_on_the_ar_whose_draws_differ(session, prompt, ref,
     from contextlib import nullcontext
 
     candidate = _Perturbed(session, noise=noise)
-    rungs = GR.precision_rungs(lambda _d: nullcontext(candidate), prompt, C, ref, ("int8",))
+    rungs = precision_rungs(lambda _d: nullcontext(candidate), prompt, C, ref, ("int8",))
     report = run_ladder("audio8_tts", rungs, progress=False)
     by = {r.name: r for r in report.rungs}
-    assert set(by) == {f"precision[int8].{a}_{k}" for a in GR.ARS for k in ("draws", "logits_cos")}
+    assert set(by) == {f"precision[int8].{a}_{k}" for a in ARS for k in ("draws", "logits_cos")}
     other = "fast" if failing == "slow" else "slow"
     bad = by[f"precision[int8].{failing}_draws"]
     assert not bad.passed and bad.value < 0.8, bad.detail
     assert "misses: frame" in bad.detail and "margin" in bad.detail
     assert by[f"precision[int8].{other}_draws"].value == 1.0
-    for ar in GR.ARS:
+    for ar in ARS:
         assert by[f"precision[int8].{ar}_logits_cos"].passed
 
 
 def test_encoder_rungs_pass_and_catch_changed_codes(session, codec):
-    got = _passes(GR.encoder_rungs(session, codec, CODEC_CFG, SEED))
-    assert got["encoder.codes"].value >= GR.ENCODER_CODES_MIN
+    got = _passes(encoder_rungs(session, codec, CODEC_CFG, SEED))
+    assert got["encoder.codes"].value >= ENCODER_CODES_MIN
     assert (
         f"/{CODEC_CFG.num_books * CODEC_CFG.encoder_frames} codes equal"
         in got["encoder.codes"].detail
     )
     # the last two books' codes moved by one entry: 2 of 10 books differ, and the audio with them
-    broken = GR.encoder_rungs(_Perturbed(session, encoder_books=2), codec, CODEC_CFG, SEED)
+    broken = encoder_rungs(_Perturbed(session, encoder_books=2), codec, CODEC_CFG, SEED)
     report = run_ladder("audio8_tts", broken, progress=False)
     codes, audio = report.rungs
     assert not codes.passed and codes.value == pytest.approx(0.8)
@@ -242,7 +257,7 @@ def test_mixed_graph_halves_only_the_fast_ar(lm, prompt, ref):
     assert np.array_equal(codes.numpy(), f.codes)
     assert (
         _cos(fast_logits.float().numpy(), f.fast_logits)
-        >= GR.PRECISION_MIN[("mixed", "fast", "logits_cos")]
+        >= PRECISION_MIN[("mixed", "fast", "logits_cos")]
     )
 
 
@@ -255,7 +270,7 @@ def _prefill_window(rows: np.ndarray, width: int) -> dict[str, np.ndarray]:
 
 def reference_forced(ref, k: int) -> np.ndarray:
     """Frame k's forced input [11]: the column the reference fed after it."""
-    return GR.reference_columns(ref)[k].astype(np.int32)
+    return reference_columns(ref)[k].astype(np.int32)
 
 
 def test_slow_only_int8_restores_coreai_opts_selector():

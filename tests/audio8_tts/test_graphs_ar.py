@@ -30,7 +30,7 @@ from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.ar import layers as L
 from conversion.audio8_tts.config import REDUCED
-from conversion.audio8_tts.gate_rungs import FREE_RUN_MIN, TEACHER_FORCED_MIN
+from conversion.audio8_tts.gate.ar_rungs import FREE_RUN_MIN, TEACHER_FORCED_MIN
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conversion.audio8_tts import gate_rungs as GR
 from conversion.audio8_tts import prompt as P
 from conversion.audio8_tts.config import REDUCED as C
+from conversion.audio8_tts.gate.prompt_rungs import prompt_rungs
 from conversion.audio8_tts.publisher_prompt import publisher_prompt
 from conversion.audio8_tts.tokenizer import load_tokenizer, write_tokenizer
 from gates.ladder import run_ladder
@@ -30,7 +30,7 @@ def _rungs(tok):
     def build(text, codes, ref_text):  # the port's builder, looked up at call time
         return P.build_prompt(tok, C, text, codes, ref_text)
 
-    report = run_ladder("audio8_tts", GR.prompt_rungs(build, tok, C, TEXT, 0), progress=False)
+    report = run_ladder("audio8_tts", prompt_rungs(build, tok, C, TEXT, 0), progress=False)
     return {r.name.split("[")[1].rstrip("]"): r for r in report.rungs}
 
 

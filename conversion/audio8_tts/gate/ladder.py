@@ -1,27 +1,7 @@
-"""Audio8's gate ladder: the fused frame graph, the codec and the encoder against the plain-torch
-reference, and exported fp16 / int8 `ar` graphs against the fp32 reference.
-
-The reference (`reference.py`) is our fp32 re-author of the publisher's ArkttsModel, sampler
-and generate loop (no publisher weights or code run here: the snapshot carries neither; a rung
-comparing reference and publisher belongs to a snapshot that does). Rungs (gate_rungs.py):
-
-0. the bundle's prompt builder vs the template as the publisher states it
-   (`publisher_prompt.py`, written apart from `prompt.py`), plain and with a reference: every
-   column equal; the reference run below is fed the publisher-stated prompt;
-1. the graph's sampler vs the NumPy sampler on random logits, same uniforms: 20/20, 1000/1000;
-2. frames teacher-forced on the reference's columns with its uniforms: draw agreement ≥ 99 %,
-   each miss listed with its Gumbel margin;
-3. free run with the same uniforms: identical code sequences (fp32);
-4. one codec window through the runtime vs the codec reference written from the architecture
-   (`codec/reference.py`: plain torch over codec.pth's state dict, no module shared with the
-   graph): cos ≥ 0.9999; streamed decode vs the reference's one-shot, every window (window 0
-   exact, later windows each their own cosine threshold);
-5. the encoder graph (voice registration) vs that reference's encoder: codes, and the audio
-   the bundle decodes from them;
-6. exported fp16, int8 and mixed (slow int8 + fast fp16) `ar` bundles (side bundles holding
-   only `ar`, exported once and reused: `precision_bundles`) teacher-forced on the fp32
-   reference: per AR draw agreement and logits cos min (`gate_rungs.PRECISION_MIN`).
-"""
+"""The Audio8 gate's ladder: the gate utterance and its prompts, the reference's runs on them,
+the rungs in order on an open bundle (`ladder_rungs`), `run_gate` over a bundle, and the
+exported-precision side bundles (`precision_bundles`); the rungs are built in the stage modules
+beside this one, the stages and their order are listed in the package docstring."""
 
 from __future__ import annotations
 
@@ -34,12 +14,22 @@ from conversion.core.errors import UserError
 from conversion.core.port import BundleSource
 from gates.ladder import Rung, run_ladder
 
-from . import gate_rungs as GR
-from .codec import reference as CR
-from .mixed import MIXED
-from .publisher_prompt import publisher_prompt
-from .voice import Voice
-from .weights import Loaded
+from ..codec import reference as CR
+from ..mixed import MIXED
+from ..publisher_prompt import publisher_prompt
+from ..voice import Voice
+from ..weights import Loaded
+from .ar_rungs import (
+    free_run_rung,
+    ras_windows_rung,
+    reference_run,
+    teacher_forced_logits_rung,
+    teacher_forced_rung,
+)
+from .codec_rungs import codec_rung, encoder_rungs, stream_vs_whole_rungs
+from .precision_rungs import PRECISION_DTYPES, precision_rungs
+from .prompt_rungs import PROMPT_REFERENCE_TEXT, prompt_rungs
+from .sampler_rungs import sampler_rungs
 
 GATE_TEXT = "Hello from voxport."
 GATE_FRAMES = {"reduced": 12, "published": 24}
@@ -50,17 +40,17 @@ def precision_rows(spec: str) -> tuple[str, ...]:
     if spec.strip().lower() == "none":
         return ()
     dtypes = tuple(d.strip() for d in spec.split(",") if d.strip())
-    unknown = [d for d in dtypes if d not in GR.PRECISION_DTYPES]
+    unknown = [d for d in dtypes if d not in PRECISION_DTYPES]
     if unknown or not dtypes:
         raise UserError(
-            f"--precision-rows {spec!r}: choose from {', '.join(GR.PRECISION_DTYPES)} "
+            f"--precision-rows {spec!r}: choose from {', '.join(PRECISION_DTYPES)} "
             "(comma-separated) or none"
         )
     return dtypes
 
 
 def precision_bundles(
-    source: BundleSource, config, dtypes: tuple[str, ...] = GR.PRECISION_DTYPES
+    source: BundleSource, config, dtypes: tuple[str, ...] = PRECISION_DTYPES
 ) -> dict[str, Path]:
     """The `ar` graph alone at each gated precision, as `--dtype` exports it (one side bundle
     per dtype, `{bundle}-gate-ar-{dtype}` beside a `--bundle`, reused while current)."""
@@ -100,7 +90,7 @@ def voice_case(config, seed: int) -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, 24])
     codes = rng.integers(0, 1024, (config.num_codebooks, 24))
     codes[0] = rng.integers(0, config.codebook_size, 24)
-    return codes, GR.PROMPT_REFERENCE_TEXT
+    return codes, PROMPT_REFERENCE_TEXT
 
 
 def reference_voice_run(loaded: Loaded, seed: int):
@@ -110,7 +100,7 @@ def reference_voice_run(loaded: Loaded, seed: int):
     prompt = publisher_prompt(
         loaded.tokenizer, config.num_codebooks, config.semantic_begin_id, GATE_TEXT, codes, text
     )
-    return GR.reference_run(loaded.lm, prompt, VOICE_FRAMES, seed)
+    return reference_run(loaded.lm, prompt, VOICE_FRAMES, seed)
 
 
 def ladder_rungs(
@@ -123,7 +113,7 @@ def ladder_rungs(
     voice_ref=None,
 ) -> list[Rung]:
     """The gate's rungs on an open bundle `ab`, against the reference record `ref` (the
-    reference's free run on `prompt`: `GR.reference_run`, computed once by the caller) and
+    reference's free run on `prompt`: `reference_run`, computed once by the caller) and
     `voice_ref` (`reference_voice_run`, likewise; None leaves the voiced row out)."""
     from conversion.core.runtime.session import IsolatedSession
 
@@ -141,7 +131,7 @@ def ladder_rungs(
         voiced_prompt = ab.prompt(GATE_TEXT, voice, VOICE_FRAMES)
         name = "ar[fp32].teacher_forced_logits[voice]"
         voiced.append(
-            GR.teacher_forced_logits_rung(ab.session, voiced_prompt, config, voice_ref, name)
+            teacher_forced_logits_rung(ab.session, voiced_prompt, config, voice_ref, name)
         )
 
     def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
@@ -149,24 +139,24 @@ def ladder_rungs(
         return ab.prompt(text, voice, frames)
 
     rungs = [
-        *GR.prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
-        *GR.sampler_rungs(seed),
-        GR.teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-        GR.teacher_forced_logits_rung(ab.session, prompt, config, ref),
-        GR.ras_windows_rung(ab.session, prompt, config, ref),
+        *prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
+        *sampler_rungs(seed),
+        teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+        teacher_forced_logits_rung(ab.session, prompt, config, ref),
+        ras_windows_rung(ab.session, prompt, config, ref),
         *voiced,
-        GR.free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-        GR.codec_rung(ab.session, codec, codec_cfg, seed),
-        *GR.stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
+        free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+        codec_rung(ab.session, codec, codec_cfg, seed),
+        *stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
     ]
     if "encoder" in ab.graphs:
-        rungs += GR.encoder_rungs(ab.session, codec, codec_cfg, seed)
+        rungs += encoder_rungs(ab.session, codec, codec_cfg, seed)
     if precision:
 
         def side(dtype: str) -> IsolatedSession:
             return IsolatedSession(precision[dtype])
 
-        rungs += GR.precision_rungs(side, prompt, config, ref, tuple(precision))
+        rungs += precision_rungs(side, prompt, config, ref, tuple(precision))
     return rungs
 
 
@@ -183,7 +173,7 @@ def run_gate(
     the exported-precision rows (each side bundle in its own child process, opened in turn)."""
     from gates.report import emit
 
-    from .pipeline import Audio8Pipeline
+    from ..pipeline import Audio8Pipeline
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
@@ -193,7 +183,7 @@ def run_gate(
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",
             file=sys.stderr,
         )
-        ref = GR.reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
+        ref = reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
         voice_ref = reference_voice_run(loaded, seed)
         rungs = ladder_rungs(loaded, ab, prompt, ref, seed, precision, voice_ref)
         report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
