@@ -7,7 +7,7 @@ teacher-forced on the reference's own columns with the reference's uniforms: eve
 the host's RAS window: the same codes as `reference.generate`.
 
 The graph and the reference share the checkpoint's weights and nothing else: the graph holds
-no reference module, imports nothing of reference.py, and runs with every reference computation
+no reference module, imports nothing of reference/, and runs with every reference computation
 disabled. So a bug in the reference is no longer copied into the graph: a deliberately wrong
 reference (RMSNorm eps, GQA head mapping, the fast AR's input, the fast AR's causal mask) fails
 the eager graph-vs-reference comparison at the gate's own thresholds, while the unmodified pair
@@ -31,6 +31,10 @@ from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.ar import layers as L
 from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.gate.ar_rungs import FREE_RUN_MIN, TEACHER_FORCED_MIN
+from conversion.audio8_tts.reference import generation as R_generation
+from conversion.audio8_tts.reference import layers as R_layers
+from conversion.audio8_tts.reference import model as R_model
+from conversion.audio8_tts.reference import sampler as R_sampler
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
@@ -202,7 +206,7 @@ def test_graph_holds_the_checkpoint_weights_and_no_reference_module(lm):
     ref_params = {id(p) for p in lm.parameters()}
     for name, module in graph.named_modules():
         assert id(module) not in ref_modules, name
-        assert type(module).__module__ != R.__name__, name
+        assert not type(module).__module__.startswith(R.__name__), name
     assert not any(id(p) in ref_params for p in graph.parameters())
     params = dict(graph.named_parameters())
     assert set(params) == set(sd) | {G.HEAD}  # the checkpoint's keys, plus the head's rows
@@ -228,9 +232,14 @@ def test_graph_sources_import_nothing_from_the_reference():
                 assert not any("reference" in a.name for a in node.names), path.name
 
 
+# every module of the reference package (a patched function must be patched where it is called)
+REFERENCE_MODULES = (R, R_layers, R_model, R_sampler, R_generation)
+
+
 def test_graph_runs_with_every_reference_computation_disabled(lm, prompt, ref, monkeypatch):
-    """Each computing function and forward of reference.py raises; the graph's prefill and
-    frame still give the reference's (recorded) logits and draws."""
+    """Each computing function and forward of the reference package raises (a function
+    patched in every reference module that calls it); the graph's prefill and frame still give
+    the reference's (recorded) logits and draws."""
     graph = G.Audio8ARGraph(C, lm.state_dict()).eval()
 
     def boom(*_a, **_k):
@@ -252,7 +261,10 @@ def test_graph_runs_with_every_reference_computation_disabled(lm, prompt, ref, m
         "compact_logits",
         "is_semantic",
     ):
-        monkeypatch.setattr(R, name, boom)
+        bound = [m for m in REFERENCE_MODULES if hasattr(m, name)]
+        assert bound, name
+        for module in bound:
+            monkeypatch.setattr(module, name, boom)
     _prefill(_eager(graph, G.PREFILL), prompt, P - 1)
     cols, f = _columns(ref), ref.frames[0]
     o = _eager(graph, G.FRAME)(
@@ -308,7 +320,7 @@ def _eps_1e5(model, monkeypatch):
 
 def _gqa_tiled(model, monkeypatch):
     """Query head h reading KV head h % kv_heads (tile) instead of h // (heads / kv_heads)."""
-    monkeypatch.setattr(R, "expand_kv", lambda x, r: x.repeat(1, r, 1, 1))
+    monkeypatch.setattr(R_layers, "expand_kv", lambda x, r: x.repeat(1, r, 1, 1))
 
 
 def _fast_input_ignored(model, monkeypatch):

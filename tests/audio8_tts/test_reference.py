@@ -1,4 +1,4 @@
-"""The plain-torch Audio8 LM re-author (conversion/audio8_tts/reference.py), reduced config.
+"""The plain-torch Audio8 LM re-author (conversion/audio8_tts/reference/), reduced config.
 
 Seeded random weights; no publisher code runs here (it is not installed). What is checked:
 the sampler against the toolkit's host sampler (`AUDIO8_ORDER`) draw for draw, the bf16 RoPE
@@ -19,6 +19,7 @@ import torch
 
 from conversion.audio8_tts import reference as R
 from conversion.audio8_tts.config import PUBLISHED, REDUCED
+from conversion.audio8_tts.reference import sampler as R_sampler
 from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.host.sampling import SamplingConfig, sample
@@ -203,7 +204,7 @@ def test_generate_filters_over_the_whole_vocabulary(model, monkeypatch):
         widths.append(scores.shape[-1])
         return original(scores, top_k, top_p)
 
-    monkeypatch.setattr(R, "top_k_top_p_mask", spy)
+    monkeypatch.setattr(R_sampler, "top_k_top_p_mask", spy)
     frames = 3
     g = R.generate(model, _prompt(), frames, R.seeded_uniforms(5, C))
     assert len(g.frames) == frames

@@ -11,7 +11,7 @@
                 before it), pos [1] int32,
              noise_slow [2, 4097] f32: u of the normal draw (row 0) and of the RAS draw (row 1),
              window [10] int32: RAS window, vocabulary ids, -1 = empty slot (all -1 for the
-                first two frames: the publisher's quirk, see reference.py),
+                first two frames: the publisher's quirk, see reference/),
              noise_fast [9, 4096] f32: u of codebook draws 1..9,
              forced [11] int32 + use_forced [1] int32: when use_forced != 0 the fast AR is fed
                 forced[1..10] (code_0..code_9) instead of its own draws (teacher forcing); the
@@ -37,7 +37,7 @@ normal and the RAS draw share one topk and one normaliser (both cut the untemper
 The graph computes with its own parts (`ar/layers.py`: norms, rotation, attention, feed-forward,
 embedding sum, the 4,097-row head), built from the checkpoint's state dict
 (`Audio8ARGraph(config, state_dict)`; `from_model(lm)` reads a loaded reference's
-`state_dict()`): the reference (`reference.py`) and this graph share the weights and nothing
+`state_dict()`): the reference (`reference/`) and this graph share the weights and nothing
 else, so a bug in either shows as a difference between them. The fast AR's input row is the
 slow AR's post-norm last hidden when `config.norm_fastlayer_input` (the published setting), its
 pre-norm last hidden otherwise, cast to the fast AR's weight dtype (`mixed.py` halves the fast

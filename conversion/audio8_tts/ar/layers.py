@@ -1,4 +1,4 @@
-"""The `ar` graph's own transformer parts, export-ready, written apart from `reference.py`.
+"""The `ar` graph's own transformer parts, export-ready, written apart from `reference/`.
 
 The graph (`ar/graphs.py`) and the reference share the checkpoint's weights and nothing else:
 these modules carry the checkpoint's names (`wqkv`, `wo`, `w1..w3`, `attention_norm`, ...), so

@@ -1,7 +1,7 @@
 """Audio8's gate ladder: the fused frame graph, the codec and the encoder against the plain-torch
 reference, and exported fp16 / int8 `ar` graphs against the fp32 reference.
 
-The reference (`reference.py`) is our fp32 re-author of the publisher's ArkttsModel, sampler
+The reference (`reference/`) is our fp32 re-author of the publisher's ArkttsModel, sampler
 and generate loop (no publisher weights or code run here: the snapshot carries neither; a rung
 comparing reference and publisher belongs to a snapshot that does). The ladder (`ladder.py`:
 the gate utterance, the reference runs, `ladder_rungs`, `run_gate`) puts the rungs in this
