@@ -55,6 +55,21 @@ def test_floats_beyond_1e6_relative_differ(tmp_path, committed):
     )
 
 
+def test_a_phase_across_the_branch_cut_agrees_and_no_other_2pi_does(tmp_path):
+    """+π and -π are one angle (machines' atan2 differ on the cut): that flip agrees; a 2π
+    difference anywhere off the cut is a real difference."""
+    pi = np.float32(np.pi)
+    ref = np.array([pi, -pi, 0.5, -2.0], np.float32)
+    _write_tree(tmp_path / "committed", f32=ref)
+    flipped = np.array([-pi, pi, 0.5, -2.0], np.float32)
+    _write_tree(tmp_path / "cut", f32=flipped)
+    assert compare_fixtures(tmp_path / "cut", tmp_path / "committed") == []
+    off_cut = np.array([pi, -pi, 0.5 - 2 * pi, -2.0], np.float32)
+    _write_tree(tmp_path / "off", f32=off_cut)
+    [problem] = compare_fixtures(tmp_path / "off", tmp_path / "committed")
+    assert problem.startswith("dsp/x.f32: max|Δ| 6.28")
+
+
 def test_integers_and_text_must_match_exactly(tmp_path, committed):
     _write_tree(tmp_path / "fresh", ids=(1, 2, 4))
     assert compare_fixtures(tmp_path / "fresh", committed) == ["ids.json: differs"]

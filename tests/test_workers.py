@@ -74,7 +74,7 @@ def test_results_come_back_in_order_as_soon_as_each_next_is_ready():
 
     with WorkerPool(StandIn, 2) as pool:
         out = pool.map_in_order(range(4), work, on_result)
-        assert all(b.isolate for b in pool._bundles)  # more than one: every one a child
+        assert all(b.isolate for b in pool._pipelines)  # more than one: every one a child
     assert out == ["r0", "r1", "r2", "r3"]
     assert delivered == list(enumerate(out))
     assert _worker_threads() == []

@@ -16,12 +16,14 @@ import time
 
 import numpy as np
 
+from conversion.core.runtime.session import StandInSession
+
 from . import swift_fixtures as fx
 from .pipeline import SpeakOptions
 from .voice import Voice, transcript_ids
 
 
-class _Timed:
+class _Timed(StandInSession):
     def __init__(self, session) -> None:
         self.session, self.seconds = session, 0.0
         self.manifest = session.manifest

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conversion.core.runtime.session import StandInSession
+
 from .ar import host as ar_host
 from .ar.graphs import FRAME, GRAPH, PREFILL
 from .codec import host as host_codec
@@ -138,7 +140,7 @@ class _Manifest:
         return {"inputs": [{"shape": [1, CONFIG.num_codebooks, self.window]}]}
 
 
-class _RecordingSession:
+class _RecordingSession(StandInSession):
     """Stands in for a Core AI session: seeded `ar` and `codec` outputs (semantic eos at a
     scripted step of each piece), every call and state reset recorded in order."""
 

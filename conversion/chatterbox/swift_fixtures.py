@@ -29,6 +29,7 @@ from conversion.core.host.sampling import (
     process_logits,
     sample,
 )
+from conversion.core.runtime.session import StandInSession
 
 from .config import REDUCED, ChatterboxConfig
 from .export import DEFAULT_VOICE, HOST_ARRAYS
@@ -219,7 +220,7 @@ def _voice(rng: np.random.Generator) -> Voice:
     )
 
 
-class _RecordingSession:
+class _RecordingSession(StandInSession):
     """Stands in for a Core AI session: answers each call with seeded outputs at the
     bucket's sizes and records inputs and outputs (the Swift ReplayRunner replays them)."""
 

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from conversion.core.host.buckets import BucketTable
+from conversion.core.runtime.session import StandInSession
 
 from . import host, source
 from .export import HOST_DATA
@@ -225,7 +226,7 @@ def _write_source(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock) -
     )
 
 
-class _RecordingSession:
+class _RecordingSession(StandInSession):
     """Stands in for a Core AI session: answers each call with seeded outputs at the
     bucket's sizes and records inputs and outputs (what the Swift fake runner replays)."""
 

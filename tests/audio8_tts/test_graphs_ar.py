@@ -39,7 +39,7 @@ from conversion.audio8_tts.sampling import AUDIO8_ORDER
 from conversion.audio8_tts.weights import random_model
 from conversion.core.bundle import BundleWriter
 from conversion.core.host.sampling import SamplingConfig, sample
-from conversion.core.runtime.session import Session
+from conversion.core.runtime.session import Session, StandInSession
 from tests.roundtrip import run_through_coreai
 
 torch.set_num_threads(1)
@@ -471,7 +471,7 @@ def test_frame_budget_is_checked_before_any_call():
     from conversion.audio8_tts.ar import host as host_frames
     from conversion.core.errors import UserError
 
-    class NoSession:
+    class NoSession(StandInSession):
         def reset_state(self, *a):
             raise AssertionError("touched the session")
 

@@ -24,7 +24,7 @@ def test_uniforms_reach_t3_as_given(given):
         raise _Stop
 
     cb = object.__new__(ChatterboxPipeline)
-    cb.session = types.SimpleNamespace(since_mark=lambda: None)
+    cb.session = types.SimpleNamespace(since_mark=lambda: None, recycle_if_leaking=lambda mb: False)
     cb.t3 = t3
     cb.config = REDUCED  # check_voice reads the prompt cap
     voice = types.SimpleNamespace(prompt_token_len=0, source=None)

@@ -14,12 +14,12 @@ import pytest
 from conversion.cli.main import main
 from conversion.core.errors import UserError
 from conversion.core.host.buckets import BucketTable
-from conversion.core.runtime.session import TimedSession
+from conversion.core.runtime.session import StandInSession, TimedSession
 from conversion.kokoro import bench, gate, host
 from conversion.kokoro.pipeline import ChunkResult
 
 
-class CountingSession:
+class CountingSession(StandInSession):
     manifest = None
     bundle = None  # TimedSession reads it (bench --profile re-runs the bundle's graphs)
 

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from conversion.core.errors import UserError
+from conversion.core.runtime.session import StandInSession
 
 from .config import CodecConfig
 from .graphs import CODEC_GRAPH, ENCODER_GRAPH, FUNCTION, CodecDecode, CodecEncode
@@ -175,7 +176,7 @@ class _Manifest:
         return {"inputs": [{"shape": self.shapes[graph]}]}
 
 
-class EagerCodecSession:
+class EagerCodecSession(StandInSession):
     """The graphs' export-form modules run eagerly behind `Session.run`'s interface (tests,
     oracles, and the reference the runtime is compared with)."""
 

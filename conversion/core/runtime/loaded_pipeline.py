@@ -40,9 +40,7 @@ class LoadedPipeline:
         """Where a pipeline starts an utterance (its graph states are reset there): give the
         runtime's leaked output buffers back by restarting an isolated child past
         `recycle_mb`. True when it restarted."""
-        # A stand-in session (a recorder, a replay) has nothing to give back.
-        recycle = getattr(self.session, "recycle_if_leaking", None)
-        return bool(recycle(self.recycle_mb)) if recycle is not None else False
+        return self.session.recycle_if_leaking(self.recycle_mb)
 
     def load_host(self) -> None:
         """Read the bundle's host-side files (tables, voices, tokenizer); override."""

@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import numpy as np
 
@@ -123,6 +123,36 @@ def _open_bundle(
         use.release()
         raise
     return use, manifest
+
+
+class GraphSession(Protocol):
+    """What a pipeline runs its graphs through: `Session` (in process), `IsolatedSession` (a
+    runtime child), `TimedSession` (either, timed) and the stand-ins a test, a fixture writer
+    or a mutant puts in their place (`StandInSession`). The Python twin of Swift's
+    `GraphRunner`."""
+
+    manifest: Manifest
+
+    def run(
+        self, graph: str, function: str, inputs: Mapping[str, Any], state: str = "default"
+    ) -> dict[str, np.ndarray]: ...
+
+    def reset_state(self, graph: str, key: str = "default") -> None: ...
+
+    def recycle_if_leaking(self, limit_mb: float) -> bool:
+        """Give the runtime's leaked output buffers back past `limit_mb` (restart a child);
+        True when it did."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class StandInSession:
+    """Base of a session that computes nothing on the runtime (a recorder, a replay, a
+    counter): it has no leaked buffers to give back."""
+
+    def recycle_if_leaking(self, limit_mb: float) -> bool:
+        return False
 
 
 class Session:
@@ -262,6 +292,10 @@ class Session:
         else:
             out = self._loop.run_until_complete(fn(args, state=st))
         return {k: np.array(v.numpy()) for k, v in out.items()}
+
+    def recycle_if_leaking(self, limit_mb: float) -> bool:
+        """An in-process runtime cannot give its leaked buffers back: nothing to do."""
+        return False
 
     def close(self) -> None:
         if self._loop.is_closed():
@@ -520,7 +554,7 @@ class TimedSession:
     works in float32, so outputs are widened here.
     """
 
-    def __init__(self, session: Session | IsolatedSession) -> None:
+    def __init__(self, session: GraphSession) -> None:
         self._session = session
         self.manifest = session.manifest
         self.bundle = session.bundle
@@ -545,8 +579,7 @@ class TimedSession:
     def recycle_if_leaking(self, limit_mb: float) -> bool:
         """An IsolatedSession's child restarted past `limit_mb` of outputs (see there); an
         in-process Session cannot give the runtime's leak back and is left as it is."""
-        recycle = getattr(self._session, "recycle_if_leaking", None)
-        return bool(recycle(limit_mb)) if recycle is not None else False
+        return self._session.recycle_if_leaking(limit_mb)
 
     def since_mark(self) -> tuple[dict[str, float], dict[str, int]]:
         """ms and calls per graph since the last call (or since the start); sets a new mark."""
