@@ -158,7 +158,7 @@ def test_bench_measures_one_and_n_workers_over_the_same_sentences():
     kb = StandInBundle(plan)
     spoken: list[int] = []
     with WorkerPool(lambda isolate: ClosingStandIn(plan), 2) as pool:
-        workers = pool._bundles
+        workers = pool._pipelines
         eager = {"eager_torch": lambda c, r: time.sleep(0.002)}  # an RTF that rounds above 0
         figures = bench.measure(cases, kb, eager, 2, pool=pool)
         spoken = [len(w.raw.calls) for w in workers]
