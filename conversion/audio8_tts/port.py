@@ -17,6 +17,7 @@ from .codec.config import CONFIGS as CODEC_CONFIGS
 from .codec.weights import write_random_codec
 from .config import Audio8Config, by_name
 from .export import GRAPHS, graph_precisions
+from .pipeline import MAX_WORKERS
 
 
 class Audio8Port(ModelPort):
@@ -79,8 +80,8 @@ class Audio8Port(ModelPort):
     def graph_precisions(self, dtype: str) -> dict[str, str]:
         return graph_precisions(dtype)
 
-    # One worker draws frames, a second decodes codec windows beside it (pipeline.MAX_WORKERS).
-    max_speak_workers = 2
+    # One worker draws frames, a second decodes codec windows beside it.
+    max_speak_workers = MAX_WORKERS
 
     def open_pipeline(self, bundle: Path, isolate: bool):
         from .pipeline import Audio8Pipeline
