@@ -6,7 +6,7 @@ the code Swift must agree with. The data flow: the shared writers of `conversion
 (sha256 vectors, bundle, npy/npz, buckets, audio, DSP: conversion.core, numpy's own writers,
 torch) write the top of the folder; then each model the registry lists with a
 `swift_fixtures.py` writes `<model>/` with its own host's code; last, `index.json` lists every
-file with its size (what the next run clears).
+file with its size and sha256 (what the next run may replace: `conversion.fixtures.folder`).
 
 Run: `python -m conversion.cli.swift_fixtures ios/Tests/Fixtures` (or `voxport fixtures
 swift`). The output is the same bytes on every run (fixed seeds), with two pinned clocks:
@@ -18,8 +18,6 @@ fixed value afterwards (`conversion.fixtures.bundle`).
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -30,15 +28,20 @@ from conversion.fixtures.arrays import write_arrays, write_audio, write_buckets
 from conversion.fixtures.bundle import write_bundle
 from conversion.fixtures.compare import compare_fixtures
 from conversion.fixtures.dsp import write_dsp
+from conversion.fixtures.folder import (
+    INDEX,
+    check_folder,
+    index_payload,
+    new_staging,
+    remove_staging,
+    swap_in,
+)
 from conversion.fixtures.plumbing import pinned_zip_clock, write_json, write_sha256
 
 from . import registry
 
 # The public face of the fixture writer (`voxport fixtures swift [--check]` uses both).
 __all__ = ["compare_fixtures", "main", "write_fixtures"]
-
-INDEX = "index.json"
-
 
 # ----------------------------------------------------------------------------- models
 
@@ -55,41 +58,39 @@ def _write_models(root: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- entry
-def _clear_previous(out_dir: Path) -> None:
-    """Remove what a previous run listed in its index (never anything else)."""
-    index = out_dir / INDEX
-    if not index.is_file():
-        return
-    for rel in json.loads(index.read_text())["files"]:
-        (out_dir / rel).unlink(missing_ok=True)
-    shutil.rmtree(out_dir / "bundle", ignore_errors=True)
-    for model in _fixture_models():
-        shutil.rmtree(out_dir / model, ignore_errors=True)
-
-
-def write_fixtures(out_dir: Path) -> dict:
-    """Write every Swift fixture under `out_dir`; returns {relative path: size in bytes}."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _clear_previous(out_dir)
+def _write_all(root: Path) -> None:
     # torch's reductions (istft's overlap-add) round differently with 1 and 2 threads: pin one,
     # as every voxport command does, so the bytes do not depend on who called first.
     pin_torch_threads()
     torch.manual_seed(0)
-    write_sha256(out_dir)
-    write_bundle(out_dir)
-    write_arrays(out_dir)
-    write_buckets(out_dir)
-    write_audio(out_dir)
-    write_dsp(out_dir)
-    _write_models(out_dir)
-    files = {
-        p.relative_to(out_dir).as_posix(): p.stat().st_size
-        for p in sorted(out_dir.rglob("*"))
-        if p.is_file() and p.name != INDEX
-    }
-    write_json(out_dir / INDEX, {"files": files, "total_bytes": sum(files.values())})
-    return files
+    write_sha256(root)
+    write_bundle(root)
+    write_arrays(root)
+    write_buckets(root)
+    write_audio(root)
+    write_dsp(root)
+    _write_models(root)
+
+
+def write_fixtures(out_dir: Path) -> dict:
+    """Write every Swift fixture under `out_dir`; returns {relative path: size in bytes}.
+
+    `out_dir` is refused (one line, before any work) unless it is new, empty, or holds only
+    what the previous run wrote (`conversion.fixtures.folder`); the new set is written beside
+    it and swapped in whole, so nothing of anyone else's is deleted and a failed run leaves the
+    previous fixtures as they were."""
+    out_dir = Path(out_dir)
+    check_folder(out_dir)
+    staging = new_staging(out_dir)
+    try:
+        _write_all(staging)
+        index = index_payload(staging)
+        write_json(staging / INDEX, index)
+        check_folder(out_dir)  # nothing of anyone else's appeared while this run wrote
+        swap_in(staging, out_dir)
+    finally:
+        remove_staging(staging)
+    return {rel: entry["bytes"] for rel, entry in index["files"].items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -334,3 +334,16 @@ def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) 
     weight, bias = source_weights()
     _write_source(root, weight, bias, zip_clock)
     _write_pipeline(root, weight, bias, zip_clock)
+    _write_compare_rules(root)
+
+
+def _write_compare_rules(root: Path) -> None:
+    """`compare.json` (the format: `conversion.fixtures.compare`): every `har` written, its
+    magnitudes then its phases, is compared as complex values — a near-zero bin's phase is
+    rounding noise that follows the CPU (MKL's kernel choice moves it by up to 2π)."""
+    polar = {"source/har.f32": "halves"}
+    for npz in sorted((root / "pipeline").glob("*_in.npz")):
+        with np.load(npz) as arrays:
+            if "har" in arrays.files:
+                polar[f"pipeline/{npz.name}:har"] = "halves"
+    _json(root / "compare.json", {"polar": polar})
