@@ -160,6 +160,27 @@ def _codec_ignores_codes(self, codes):
     return _ORIG_CODEC_FORWARD(self, torch.zeros_like(codes))
 
 
+_ORIG_CODEC_INIT = CG.CodecDecode.__init__
+
+
+def _codec_clamp(kind: str) -> Callable:
+    """`CodecDecode.__init__` with the per-book clamp (port note item 8: the fast head draws over
+    4,096 rows, books 1..9 hold 1,024) gone: `removed` bounds every book at the fast head's last
+    row (no id it draws is clamped: past the stacked table for the last book, which this runtime
+    refuses as an out-of-range gather), `stacked` bounds each book at the stacked table's end (a
+    residual draw past its book silently reads the next books' entries)."""
+
+    def __init__(self, codec, frames: int) -> None:
+        _ORIG_CODEC_INIT(self, codec, frames)
+        if kind == "removed":
+            bound = torch.full_like(self.max_code, codec.cfg.semantic_size - 1)
+        else:
+            bound = self.table.shape[0] - 1 - self.offsets
+        self.max_code = bound.to(self.max_code.dtype)
+
+    return __init__
+
+
 # -- graph faults: the `encoder` graph ----------------------------------------------------------
 
 _ORIG_ENCODE_FORWARD = CG.CodecEncode.forward
@@ -293,6 +314,18 @@ CATALOGUE: tuple[Mutant, ...] = (
         "codec",
     ),
     _m(
+        "codec-clamp-removed",
+        "the codec graph drops the per-book clamp (codes up to the fast head's 4,095 unclamped)",
+        lambda: _patched(CG.CodecDecode, "__init__", _codec_clamp("removed")),
+        "codec",
+    ),
+    _m(
+        "codec-clamp-on-stacked-table",
+        "the codec graph clamps to the stacked table's end, not each book's",
+        lambda: _patched(CG.CodecDecode, "__init__", _codec_clamp("stacked")),
+        "codec",
+    ),
+    _m(
         "encoder-ignores-audio",
         "the encoder graph encodes silence whatever clip it is given",
         lambda: _patched(CG.CodecEncode, "forward", _encoder_ignores_audio),
@@ -320,10 +353,12 @@ CATALOGUE: tuple[Mutant, ...] = (
     ),
 )
 # CI's catalogue (tests/audio8_tts/test_mutants.py): one graph fault per graph the gate decodes
-# through (`ar`: a numeric fault only the logits rung sees; `codec`) and the three host steps
+# through (`ar`: a numeric fault only the logits rung sees; `codec`, and the codec's clamp,
+# which only codes past their book reach) and the three host steps
 REDUCED_CATALOGUE = (
     "rope-position-plus-one",
     "codec-ignores-codes",
+    "codec-clamp-on-stacked-table",
     "ras-first-frame-quirk-removed",
     "stride-blind-prefill-copy",
     "codec-split-off-by-one",

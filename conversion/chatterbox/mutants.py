@@ -31,6 +31,7 @@ from gates.mutants import KillTable, Mutant, run_catalogue, select
 
 from . import pipeline
 from . import text as text_mod
+from . import voice as voice_mod
 from .flow import graphs as flow_graphs
 from .flow import host as flow_host
 from .hift import graphs as hift_graphs
@@ -127,6 +128,27 @@ def _no_eot():
         return faulty
 
     return _wrap(text_mod.TextTokenizer, "chunks", make)
+
+
+# --------------------------------------------------------------------------- voice (host)
+
+
+def _voice_file_mel_late():
+    """The voice writer stores the S3Gen prompt mel one frame late (rolled along time)."""
+
+    def make(original):
+        def faulty(self, path):
+            late = dataclasses.replace(self, prompt_feat=np.roll(self.prompt_feat, 1, axis=1))
+            return original(late, path)
+
+        return faulty
+
+    return _wrap(voice_mod.Voice, "save", make)
+
+
+def _voice_cap_short():
+    """The clone's S3Gen prompt cut one token short of the bucket's cap."""
+    return _wrap(voice_mod, "cap_prompt", lambda original: lambda v, n: original(v, n - 1))
 
 
 # ---------------------------------------------------------------------------- flow (host)
@@ -276,6 +298,16 @@ CATALOGUE: tuple[Mutant, ...] = (
         "t3-wrong-stop-id",
         "the loop stops on 6561 (start) instead of the stop token 6562",
         lambda: _patched(t3_host, "STOP_SPEECH", t3_graphs.START_SPEECH),
+    ),
+    Mutant(
+        "voice-file-mel-one-frame-late",
+        "the voice file stores the S3Gen prompt mel one frame late",
+        _voice_file_mel_late(),
+    ),
+    Mutant(
+        "voice-prompt-cap-one-short",
+        "the clone cuts S3Gen's prompt one token short of the cap",
+        _voice_cap_short(),
     ),
     Mutant("cfm-steps-off-by-one", "the host Euler loop runs 9 steps for 10", _schedule(-1)),
     Mutant(

@@ -16,6 +16,7 @@ import torch
 from conversion.audio8_tts.codec import reference as CR
 from conversion.audio8_tts.codec.config import REDUCED as CFG
 from conversion.audio8_tts.codec.graphs import codec_graph_spec, encoder_graph_spec
+from conversion.audio8_tts.codec.host import book_sizes
 from conversion.audio8_tts.codec.weights import load_codec, write_random_codec
 from conversion.audio8_tts.gate.codec_rungs import (
     CODEC_COS_MIN,
@@ -165,3 +166,44 @@ def test_the_reference_decodes_and_encodes_every_book(state):
     assert got.shape == (1, CFG.num_books, 4)
     assert int(got[0, 0].max()) < CFG.semantic_size and int(got[0, 1:].max()) < CFG.residual_size
     assert np.unique(got[0].numpy()).size > 4
+
+
+def test_the_codec_rungs_draw_codes_past_the_residual_books():
+    """Codes as the fast head can draw them (port note item 8: 4,096 rows for books of 1,024):
+    in a 32-frame window every residual book holds codes past its last entry, the semantic book
+    none, and none passes the head's rows."""
+    codes = random_codes(CFG, CFG.graph_frames, SEED)
+    sizes = book_sizes(CFG)
+    past = codes > (sizes - 1)[:, None]
+    assert not past[0].any()
+    assert past[1:].any(axis=1).all(), past.sum(axis=1)
+    assert 0.15 < past[1:].mean() < 0.35 and codes.min() >= 0 and codes.max() < 4096
+    # the codes inside their books are the ones drawn before (the same seeded draw)
+    inside = random_codes(CFG, CFG.graph_frames, SEED, out_of_book=0.0)
+    assert (inside < sizes[:, None]).all() and np.array_equal(codes[~past], inside[~past])
+
+
+@pytest.mark.parametrize("kind", ["removed", "stacked"])
+def test_a_codec_graph_without_the_per_book_clamp_fails_the_codec_rungs(
+    codec_file, state, tmp_path, kind
+):
+    """The codec graph's clamp taken out (`mutants._codec_clamp`: every book bounded at the
+    fast head's last row, which this runtime refuses as an out-of-range gather; or one bound
+    at the stacked table's end, a residual draw past its book reading the next book's entries):
+    the window and every streamed window fail. Codes drawn inside every book passed both."""
+    from conversion.audio8_tts import mutants as M
+    from conversion.audio8_tts.codec import graphs as CG
+
+    codec = load_codec(codec_file, CFG)
+    dest = tmp_path / "bundle"
+    with M._patched(CG.CodecDecode, "__init__", M._codec_clamp(kind)):
+        with torch.no_grad(), BundleWriter(dest, model="audio8_tts", precision="fp32") as bw:
+            bw.add_graph(codec_graph_spec(codec))
+    with Session(dest) as session:
+        got = _report(
+            [
+                codec_rung(session, state, CFG, SEED),
+                *stream_vs_whole_rungs(session, state, CFG, SEED),
+            ]
+        )
+    assert not any(r.passed for r in got.values()), {n: r.value for n, r in got.items()}

@@ -94,10 +94,47 @@ def _passes(rungs):
 
 
 def test_sampler_rungs_through_runtime():
-    got = _passes(sampler_rungs(seed=0, isolate=False))
+    got = _passes(sampler_rungs(seed=0, isolate=False, config=C))
     small, big = got["sampler.graph_vs_numpy[20]"], got["sampler.graph_vs_numpy[1000]"]
     assert (small.value, big.value) == (20, 1000)
     assert "1000/1000 draws equal" in big.detail and "kept candidates per row" in big.detail
+    slow = got["sampler.semantic_vs_reference"]
+    assert slow.value == slow.threshold == 24
+    # eos is the best candidate in a third of the rows, and drawn (alone in the kept set) in
+    # at least half of them; RAS takes the high draw in some
+    assert "eos the best candidate in 8 rows" in slow.detail
+    drawn = int(slow.detail.split("drawn in ")[1].split(" ")[0])
+    assert drawn >= 4 and "RAS took the high draw in 0 rows" not in slow.detail
+
+
+def _wrong_eos(self, logits, noise_slow, window):
+    sem, normal, high = _SEMANTIC(self, logits, noise_slow, window)
+    eos = self.config.eos_token_id
+    return tuple(torch.where(x == eos, x + 1, x) for x in (sem, normal, high))
+
+
+def _ras_never_taken(self, logits, noise_slow, window):
+    _, normal, high = _SEMANTIC(self, logits, noise_slow, window)
+    return torch.where(normal == high, high, normal), normal, high
+
+
+_SEMANTIC = G.Audio8ARGraph._semantic
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"), [(_wrong_eos, "(eos)"), (_ras_never_taken, "(ras)")], ids=["eos", "ras"]
+)
+def test_the_slow_draw_rung_sees_the_frame_graphs_eos_and_ras(monkeypatch, fault, kind):
+    """A frame graph that returns eos as eos + 1, or never takes the RAS draw, fails the slow
+    draw's row at seed 0 (the utterance at seed 0 draws no eos, and the bare sampler rows never
+    reach `_semantic`); the draw rows stay equal."""
+    monkeypatch.setattr(G.Audio8ARGraph, "_semantic", fault)
+    report = run_ladder("audio8_tts", sampler_rungs(seed=0, isolate=False, config=C))
+    by = {r.name: r for r in report.rungs}
+    assert by["sampler.graph_vs_numpy[20]"].passed and by["sampler.graph_vs_numpy[1000]"].passed
+    slow = by["sampler.semantic_vs_reference"]
+    assert not slow.passed and slow.value < 24, slow.detail
+    assert f"{kind}: graph" in slow.detail
 
 
 @pytest.mark.slow

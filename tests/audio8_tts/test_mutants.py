@@ -51,6 +51,7 @@ def _port_parts() -> tuple:
         AH.next_window,
         CH.window_plan,
         CG.CodecDecode.forward,
+        CG.CodecDecode.__init__,
         CG.CodecEncode.forward,
         pipeline.build_prompt,
     )

@@ -186,3 +186,22 @@ def test_voice_rung_fails_on_a_broken_port(
     monkeypatch.setattr(obj, attr, value)
     r = _voice_rung(model, reference, publisher, tmp_path)
     assert not r.passed and r.value < VR.COS_VOICE, r.detail
+
+
+def test_the_gate_case_makes_its_voice_file_when_the_rung_runs(
+    model, reference, publisher, monkeypatch
+):
+    """The gate's cloned case is made once, before any fault of the catalogue opens; its voice
+    rung writes and reads the voice file again when it runs (`ladder.voice_file_maker`), so a
+    writer or reader fault opened after the case was made still fails it (it did not: the rung
+    compared the file made with the case, and killed no fault of the catalogue)."""
+    from conversion.chatterbox.gate.ladder import voice_file_maker
+
+    clone = voice_file_maker(model, reference, 0.5, REDUCED.prompt_tokens_max)
+    case = Case("cloned", None, clone(), None, publisher, clone)
+    assert _run(VR.voice_rung(case)).passed
+    for obj, attr, value in (VOICE_FAULTS[k] for k in sorted(VOICE_FAULTS)):
+        with monkeypatch.context() as m:
+            m.setattr(obj, attr, value)
+            r = _run(VR.voice_rung(case))
+        assert not r.passed and r.value < VR.COS_VOICE, (attr, r.detail)

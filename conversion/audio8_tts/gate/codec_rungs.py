@@ -29,6 +29,11 @@ from ..codec.model import Codec
 # -- thresholds ---------------------------------------------------------------------------------
 CODEC_COS_MIN = 0.9999  # one codec window, runtime vs eager re-author
 STREAM_CONTEXT = 32  # frames of context a streamed window keeps (published window 160)
+# The share of residual codes the codec rungs draw past their book (port note item 8: the fast
+# head draws over 4,096 rows for books of 1,024, so a draw spread over its rows lands past the
+# book 3 times in 4). A quarter keeps most codes inside the books, so the audio still reads
+# their entries, while a 32-frame window holds ~70 clamped codes, several in every book.
+OUT_OF_BOOK_SHARE = 0.25
 # Streamed vs one-shot decode, per window (reduced: 80 frames, windows of 32, context 8).
 # Window 0 is exact math (fp32 runtime vs eager: measured max|d| 9.5e-6..1.2e-5 over seeds 1..6
 # on audio of rms 0.61). Windows 1, 2: every sample approximate (the first sample already
@@ -50,11 +55,36 @@ def _rms(x: np.ndarray) -> float:
 # -- 4. codec: one window, and streamed vs whole ------------------------------------------------
 
 
-def random_codes(cfg: CodecConfig, frames: int, seed: int) -> np.ndarray:
-    """[books, frames] codes inside every book (semantic book 4,096, residual books 1,024)."""
+def random_codes(
+    cfg: CodecConfig,
+    frames: int,
+    seed: int,
+    head_rows: int | None = None,
+    out_of_book: float = OUT_OF_BOOK_SHARE,
+) -> np.ndarray:
+    """[books, frames] codes as the frame graph can emit them. The semantic book's inside its
+    4,096 entries (the slow draw picks semantic ids or eos, never a code past the book); each
+    residual book's inside its 1,024 entries but for a share `out_of_book` drawn over the rest
+    of the fast head's `head_rows` rows (default: the semantic book's size, 4,096 — both are the
+    LM's `codebook_size`). The fast head is wider than the books it feeds (port note, item 8):
+    the publisher's `decode()` clamps such a draw to the book's last entry, and so must the
+    codec graph; codes drawn inside every book would pass a graph without the clamp."""
     rng = np.random.default_rng([seed, frames])
     sizes = host_codec.book_sizes(cfg)
-    return (rng.random((cfg.num_books, frames)) * sizes[:, None]).astype(np.int64)
+    codes = (rng.random((cfg.num_books, frames)) * sizes[:, None]).astype(np.int64)
+    rows = cfg.semantic_size if head_rows is None else head_rows
+    past = rng.random((cfg.num_books, frames)) < out_of_book
+    past[: cfg.semantic_books] = False
+    past &= (sizes < rows)[:, None]
+    # uniform over the rows past the book: book size .. head_rows - 1
+    over = sizes[:, None] + (rng.random((cfg.num_books, frames)) * (rows - sizes)[:, None])
+    codes[past] = over.astype(np.int64)[past]
+    return codes
+
+
+def _past_book_note(codes: np.ndarray, cfg: CodecConfig) -> str:
+    over = codes > (host_codec.book_sizes(cfg) - 1)[:, None]
+    return f"{int(over.sum())}/{codes.size} codes past their book (clamped)"
 
 
 def codec_state(codec: Codec | Mapping[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
@@ -73,22 +103,28 @@ def _ref_decode(state, codec_cfg: CodecConfig, codes: np.ndarray) -> np.ndarray:
 
 
 def codec_rung(
-    session, codec: Codec | Mapping[str, torch.Tensor], codec_cfg: CodecConfig, seed: int
+    session,
+    codec: Codec | Mapping[str, torch.Tensor],
+    codec_cfg: CodecConfig,
+    seed: int,
+    head_rows: int | None = None,
 ) -> Rung:
     """One window of the graph's width through the runtime vs the codec reference written from
     the architecture (`codec/reference.decode`, no module shared with the graph) on the same
-    codes."""
+    codes, drawn as the fast head draws them (`random_codes`: some past their book, which both
+    sides must clamp)."""
     state = codec_state(codec)
 
     def compute() -> Measured:
         width = host_codec.graph_frames(session, CODEC_GRAPH)
-        codes = random_codes(codec_cfg, width, seed)
+        codes = random_codes(codec_cfg, width, seed, head_rows)
         out = session.run(CODEC_GRAPH, FUNCTION, {"codes": codes[None].astype(np.int32)})
         got = np.asarray(out["wav"]).reshape(-1)
         want = _ref_decode(state, codec_cfg, codes)
         cos = _cos(want, got)
         note = (
-            f"{width} frames ({got.size} samples): max|d| {np.abs(want - got).max():.3g}, "
+            f"{width} frames ({got.size} samples, {_past_book_note(codes, codec_cfg)}): "
+            f"max|d| {np.abs(want - got).max():.3g}, "
             f"ref rms {np.sqrt(np.mean(want.astype(np.float64) ** 2)):.3g}"
         )
         return Measured(cos, note)
@@ -103,6 +139,7 @@ def stream_vs_whole_rungs(
     seed: int,
     context: int | None = None,
     frames: int | None = None,
+    head_rows: int | None = None,
 ) -> list[Rung]:
     """decode_stream's chunks vs the reference's one-shot decode of the whole sequence (the
     architecture-written `codec/reference.decode`), every window.
@@ -114,6 +151,7 @@ def stream_vs_whole_rungs(
     gated on its own cosine (`STREAM_WINDOW_COS_MIN`), max|d| and rms error in the note.
     `context` defaults to STREAM_CONTEXT, cut to a quarter of the graph's window when that is
     smaller (the reduced graph is 32 frames wide). `frames` defaults to 2.5 windows (3 windows).
+    The codes are drawn as the fast head draws them (`random_codes`, `head_rows`).
     """
     width = host_codec.graph_frames(session, CODEC_GRAPH)
     ctx = context if context is not None else min(STREAM_CONTEXT, width // 4)
@@ -124,16 +162,18 @@ def stream_vs_whole_rungs(
     fs = codec_cfg.frame_size
     state = codec_state(codec)
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    past: list[str] = []  # the codes' clamped count, said in every window's note
 
     def decoded() -> tuple[np.ndarray, np.ndarray]:
         if "out" not in memo:
-            codes = random_codes(codec_cfg, total, seed + 1)
+            codes = random_codes(codec_cfg, total, seed + 1, head_rows)
             chunks = list(host_codec.decode_stream(session, codes, codec_cfg, width, ctx))
             streamed = np.concatenate(chunks)
             whole = _ref_decode(state, codec_cfg, codes)
             if streamed.size != whole.size:
                 raise ValueError(f"streamed {streamed.size} samples, one-shot {whole.size}")
             memo["out"] = (streamed, whole)
+            past.append(_past_book_note(codes, codec_cfg))
         return memo["out"]
 
     def window(k: int) -> tuple[np.ndarray, np.ndarray, str]:
@@ -143,7 +183,8 @@ def stream_vs_whole_rungs(
         d = np.abs(w.astype(np.float64) - s)
         note = (
             f"window {k}/{len(plan)} emits frames {a}..{b - 1} (decoded from frame {start}, "
-            f"width {width}, context {min(ctx, a)}): max|d| {d.max():.3g}, rms err "
+            f"width {width}, context {min(ctx, a)}; {total} frames, {past[0]}): "
+            f"max|d| {d.max():.3g}, rms err "
             f"{np.sqrt(np.mean(d**2)):.3g}, ref rms {_rms(w):.3g}"
         )
         return w, s, note

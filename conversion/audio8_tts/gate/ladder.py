@@ -140,14 +140,15 @@ def ladder_rungs(
 
     rungs = [
         *prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
-        *sampler_rungs(seed),
+        *sampler_rungs(seed, config=config),
         teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
         teacher_forced_logits_rung(ab.session, prompt, config, ref),
         ras_windows_rung(ab.session, prompt, config, ref),
         *voiced,
         free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-        codec_rung(ab.session, codec, codec_cfg, seed),
-        *stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed),
+        # the codes as the fast head can draw them: over its `codebook_size` rows
+        codec_rung(ab.session, codec, codec_cfg, seed, head_rows=config.codebook_size),
+        *stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed, head_rows=config.codebook_size),
     ]
     if "encoder" in ab.graphs:
         rungs += encoder_rungs(ab.session, codec, codec_cfg, seed)

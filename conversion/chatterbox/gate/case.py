@@ -4,6 +4,7 @@ chunk) and the comparisons every stage's rungs share: row cosines and the oracle
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,10 @@ class Case:
     chunk: TextChunk | None  # voxport's text path (`text_chunk`), filled once the bundle exists
     # cloned: the publisher's conditionals, computed in memory by its prepare_conditionals
     publisher: dict[str, np.ndarray] | None = None
+    # cloned: voxport's voice file made afresh from the same reference and read back
+    # (`ladder.make_case`), so `voice_rung` compares a side a fault in the writer or the reader
+    # moves; `voice` is one such file made when the case was
+    clone: Callable[[], Voice] | None = None
 
 
 def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:

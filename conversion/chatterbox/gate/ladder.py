@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,11 +15,12 @@ from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.port import BundleSource
 from gates.ladder import LadderReport, Rung, run_ladder
 
+from .. import voice as voice_mod
 from .. import weights
 from ..config import ChatterboxConfig
 from ..oracle.utterance import record
 from ..pipeline import ChatterboxPipeline
-from ..voice import Voice, write_voice_file
+from ..voice import Voice
 from .case import Case
 from .e2e_rungs import e2e_rungs
 from .flow_rungs import FP16_STEPS, _fp16_rung, flow_rungs, step_count_table
@@ -66,7 +68,8 @@ def make_case(
     publisher's own `prepare_conditionals` from `ref_wav` and runs on its conditionals; the
     bundle gets the voice file `voxport voice` writes of the same reference, read back from
     disk by the host's reader (`Voice.load`), and the case keeps the publisher's conditionals
-    (`publisher_conditionals`, in memory) for `voice_rung`.
+    (`publisher_conditionals`, in memory) and the reference's samples, from which `case.clone`
+    makes that file again whenever `voice_rung` runs.
     The chunk is filled in by `text_chunk` (voxport's text path over the bundle's tokenizer)."""
     if ref_wav is None:
         voice = Voice.from_conditionals(model)
@@ -75,12 +78,33 @@ def make_case(
     fx = record(model, text, seed=seed, max_new_tokens=steps, ref_wav=ref_wav)
     exaggeration = float(fx.inputs["exaggeration"])
     publisher = publisher_conditionals(model, ref_wav, exaggeration)
-    with tempfile.TemporaryDirectory(prefix="voxport-cbx-voice-") as tmp:
-        path = write_voice_file(
-            model, ref_wav, Path(tmp) / "voice.npz", exaggeration, prompt_tokens_max
-        )
-        voice = Voice.load(path)
-    return Case(name, fx, voice, None, publisher)
+    clone = voice_file_maker(model, ref_wav, exaggeration, prompt_tokens_max)
+    return Case(name, fx, clone(), None, publisher, clone)
+
+
+def voice_file_maker(
+    model, ref_wav: Path, exaggeration: float, prompt_tokens_max: int | None
+) -> Callable[[], Voice]:
+    """A function that writes the voice file `voxport voice` writes of `ref_wav` (its samples
+    kept in memory, so the file may go) into a temp folder and reads it back with the host's
+    reader: the port's clone as it is when called."""
+    import soundfile as sf
+
+    samples, rate = sf.read(ref_wav, dtype="float32")
+    subtype = sf.info(str(ref_wav)).subtype  # rewritten as it was: the same decoded samples
+    name = Path(ref_wav).name
+
+    def clone() -> Voice:
+        # looked up through the module when called, so a patched writer or reader is the one run
+        with tempfile.TemporaryDirectory(prefix="voxport-cbx-voice-") as tmp:
+            wav = Path(tmp) / name
+            sf.write(wav, samples, rate, subtype=subtype)
+            path = voice_mod.write_voice_file(
+                model, wav, Path(tmp) / "voice.npz", exaggeration, prompt_tokens_max
+            )
+            return voice_mod.Voice.load(path)
+
+    return clone
 
 
 def gate_bundles(bundles: BundleSource, config: ChatterboxConfig) -> tuple[Path, Path]:

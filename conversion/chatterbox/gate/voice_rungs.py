@@ -50,15 +50,18 @@ def publisher_conditionals(model, ref_wav: Path, exaggeration: float) -> dict[st
 
 def voice_rung(case: Case) -> Rung:
     """The cloned voice as a host reads it (the file `voxport voice` writes, loaded from disk:
-    `case.voice`) vs the publisher's conditionals computed in memory by its own
-    `prepare_conditionals` (`case.publisher`): the prompt tokens equal (else 0), and the worst
-    cosine over T3's conditioning (the host's `cond_emb` at the publisher's exaggeration vs
-    `t3.prepare_conditioning`), the speaker embedding, the prompt mel and the x-vector."""
-    pub, voice = case.publisher, case.voice
+    made afresh inside the rung by `case.clone`, else `case.voice`) vs the publisher's
+    conditionals computed in memory by its own `prepare_conditionals` (`case.publisher`): the
+    prompt tokens equal (else 0), and the worst cosine over T3's conditioning (the host's
+    `cond_emb` at the publisher's exaggeration vs `t3.prepare_conditioning`), the speaker
+    embedding, the prompt mel and the x-vector. Made inside the rung, the file is the port as
+    it is when the rung runs: a fault in the writer or the reader reaches it."""
+    pub = case.publisher
 
     def compare() -> Measured:
         if pub is None:
             raise ValueError(f"case {case.name!r} has no publisher conditionals to compare")
+        voice = case.clone() if case.clone is not None else case.voice
         exaggeration = float(pub["exaggeration"])
         pairs = {
             "cond_emb": (pub["cond_emb"], voice.cond_emb(exaggeration)),
