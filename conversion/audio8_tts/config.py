@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conversion.core.json_file import load_json_object
+
 
 @dataclass(frozen=True)
 class BlockShape:
@@ -115,7 +117,7 @@ class Audio8Config:
 
     @classmethod
     def read(cls, path: Path) -> Audio8Config:
-        data = json.loads(Path(path).read_text())
+        data = load_json_object(path)  # a JsonFileError (ValueError) when it is not an object
         return cls.from_json(data, name=data.get("voxport_config", "published"))
 
 

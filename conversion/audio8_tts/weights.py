@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 
 from conversion.core.errors import WeightsError
+from conversion.core.json_file import load_json_object
 from conversion.core.weights_folder import write_folder_atomically
 
 from .calibration import CALIBRATION, calibrate
@@ -97,7 +98,7 @@ _GENERATION = {
 
 def _codec_name(folder: Path) -> str:
     try:
-        return str(json.loads((folder / CONFIG_FILE).read_text()).get("codec_filename", CODEC_FILE))
+        return str(load_json_object(folder / CONFIG_FILE).get("codec_filename", CODEC_FILE))
     except (OSError, ValueError, AttributeError):
         return CODEC_FILE
 
@@ -110,7 +111,7 @@ def lm_files(folder: Path) -> list[Path]:
         return [single]
     if index.is_file():
         try:
-            weight_map = json.loads(index.read_text())["weight_map"]
+            weight_map = load_json_object(index)["weight_map"]
             shards = sorted(set(weight_map.values()))
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise WeightsError(

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conversion.core.errors import WeightsError
+from conversion.core.json_file import JsonFileError, load_json_object
+
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
 SAMPLE_RATE = 24_000
 TOKEN_HOP = 960  # samples per speech token (25 Hz); two mel frames per token
@@ -129,7 +132,11 @@ def read_snapshot_config(folder: Path) -> ChatterboxConfig:
     marker = Path(folder) / CONFIG_FILE
     if not marker.exists():
         return PUBLISHED
-    return ChatterboxConfig.from_json(json.loads(marker.read_text()))
+    try:
+        data = load_json_object(marker)
+        return ChatterboxConfig.from_json(data)
+    except (OSError, JsonFileError, TypeError, KeyError) as e:
+        raise WeightsError(f"{marker} cannot be read as the snapshot's sizes ({e})") from None
 
 
 def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:

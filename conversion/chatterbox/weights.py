@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from conversion.core.errors import WeightsError
+from conversion.core.json_file import load_json_file
 from conversion.core.weights_folder import write_folder_atomically
 
 from .calibration import CALIBRATION, calibrate_hift, calibrate_t3
@@ -141,7 +142,7 @@ def _check_readable(folder: Path) -> None:
                 with safe_open(str(path), framework="pt") as f:
                     f.keys()
             else:
-                json.loads(path.read_text())
+                load_json_file(path)
         except Exception as err:  # noqa: BLE001 - any decoder error: the file is damaged
             raise WeightsError(
                 f"chatterbox weights: {path} cannot be read ({type(err).__name__}: "

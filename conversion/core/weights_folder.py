@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conversion.core.bundle import file_sha256, replace_dir
+from conversion.core.json_file import JsonFileError, load_json_file
 from conversion.core.paths import ensure_writable_folder, staging_folder
 
 MANIFEST = "voxport-weights.json"
@@ -58,8 +59,8 @@ def write_folder_atomically(dest: Path, fill: Callable[[Path], dict[str, Any]]) 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
     """The folder's manifest, or None when it has none or it is unreadable."""
     try:
-        data = json.loads((Path(folder) / MANIFEST).read_text())
-    except (OSError, ValueError):
+        data = load_json_file(Path(folder) / MANIFEST)
+    except (OSError, JsonFileError):
         return None
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
 

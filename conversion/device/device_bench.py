@@ -8,7 +8,6 @@ wait ends only on a new one (one that parses and differs from it), never on a st
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from conversion.core.errors import UserError, VoxportError
+from conversion.core.json_file import JsonFileError, load_json_file
 from conversion.core.paths import ensure_writable_folder
 from conversion.device.xcrun import Devicectl, find_xcrun, shown
 
@@ -121,8 +121,8 @@ def remote_for(env: dict[str, str]) -> Remote:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+        doc = load_json_file(path)
+    except (OSError, JsonFileError):
         return None  # not there yet, or still being written
     return doc if isinstance(doc, dict) else None
 

@@ -33,6 +33,7 @@ import torch
 
 from conversion.core.bundle import file_sha256
 from conversion.core.errors import WeightsError
+from conversion.core.json_file import JsonFileError, load_json_file
 from conversion.core.progress import progress_steps
 from conversion.core.weights_folder import cache_dir as model_cache_dir
 from conversion.core.weights_folder import (
@@ -199,8 +200,8 @@ def load_snapshot(dir: Path) -> tuple[dict[str, Any], Path, dict[str, Path]]:
         if not required.is_file():
             raise WeightsError(f"{folder} has no {required.name} (expected {_LAYOUT})")
     try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        config = load_json_file(config_path)
+    except (OSError, JsonFileError) as e:
         raise WeightsError(f"{config_path} is not valid JSON ({e})") from e
     missing = [k for k in _CONFIG_KEYS if not isinstance(config, dict) or k not in config]
     if missing:
