@@ -197,6 +197,22 @@ def _stray_in_kokoro(d: Path) -> None:
     (_kokoro_bundle(d) / "notes.txt").write_text("mine")
 
 
+def _fixtures_victim(d: Path) -> None:
+    """Issue 29's repro: an index naming ../victim.txt, a user's file in fx/kokoro/."""
+    (d / "fx" / "kokoro").mkdir(parents=True)
+    (d / "fx" / "kokoro" / "notes.txt").write_text("mine")
+    (d / "victim.txt").write_text("keep")
+    (d / "fx" / "index.json").write_text('{"files": ["../victim.txt"]}')
+
+
+def _fixtures_index(raw: bytes) -> Callable[[Path], None]:
+    def prepare(d: Path) -> None:
+        (d / "fx").mkdir()
+        (d / "fx" / "index.json").write_bytes(raw)
+
+    return prepare
+
+
 def bundle_kept(d: Path) -> str | None:
     """A refused `--bundle` is left as it was: not re-exported (its manifest is the copy's)."""
     m = d / "b" / "manifest.json"
@@ -350,6 +366,24 @@ def catalogue() -> list[Probe]:
             "--speed",
             None,
             [lambda d: f"made {d}/new and left it" if (d / "new").exists() else None],
+        ),
+        # issue 29: the fixtures folder (a run replaces only what it wrote, refuses the rest)
+        Probe(
+            "fixtures-index-names-a-file-outside",
+            ["fixtures", "swift", "--out", "{d}/fx"],
+            "not a fixtures folder",
+            _fixtures_victim,
+            [unchanged("victim.txt", "keep"), unchanged("fx/kokoro/notes.txt", "mine")],
+        ),
+        *(
+            Probe(f"fixtures-out-{name}", ["fixtures", "swift", "--out", "{d}/fx"], says, prep)
+            for name, prep, says in (
+                ("a-file", lambda d: (d / "fx").write_text("x"), "not a folder"),
+                ("a-fifo", lambda d: os.mkfifo(d / "fx"), "not a folder"),
+                ("a-dangling-link", lambda d: (d / "fx").symlink_to(d / "none"), "symbolic link"),
+                ("index-not-json", _fixtures_index(b"{"), "not JSON"),
+                ("index-1200-deep", _fixtures_index(b"[" * 1200 + b"]" * 1200), "nested"),
+            )
         ),
     ]
     return probes
