@@ -347,10 +347,18 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI: the verb's exit code; a run that fails removes the folders it made for its
-    output files (those still empty)."""
+    output files (those still empty). A runtime worker that died (`RuntimeCrash`: the runtime
+    aborted it) is one line naming the graph, exit 2: its log is no traceback of ours."""
+    from conversion.core.errors import RuntimeCrash
+
     forget_made_folders()
     try:
         code = _main(argv)
+    except RuntimeCrash as e:
+        remove_made_folders()
+        what = str(e).strip().splitlines()[0].removesuffix("; its last words:")
+        print(f"voxport: error: {what}: its worker died, so the run stopped", file=sys.stderr)
+        return EXIT_USAGE
     except BaseException:
         remove_made_folders()
         raise
@@ -391,27 +399,22 @@ def _main(argv: list[str] | None) -> int:
             raise
         print(f"voxport: error: {message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("voxport: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (`ending.Terminated`): 130 or 143
+        from conversion.core.runtime import ending
+
+        print(ending.message(e), file=sys.stderr)
+        return ending.exit_code(e)
 
 
 def console() -> NoReturn:
-    """The `voxport` program: `main`, then the end of the process without the runtime's native
-    teardown (`runtime.end_process`); every session and file is closed by the time `main`
-    returns, so nothing is lost. Temp files go into this process's own folder, removed
-    with it (`paths.claim_temp_folder`: `os._exit` skips the libraries' own cleanup)."""
-    from conversion.core.paths import claim_temp_folder, remove_claimed_temp_folder
+    """The `voxport` program: `main` in a process of its own temp folder, with SIGTERM handled
+    as Ctrl-C is, ended without the runtime's native teardown however `main` ends (returned,
+    interrupted, a traceback): `runtime.ending.run_program`. Every session and file is closed
+    by the time `main` returns or unwinds, so nothing is lost; the bundle locks, lowered assets
+    and the temp folder go with the process (`os._exit` skips the libraries' own cleanup)."""
+    from conversion.core.runtime.ending import run_program
 
-    claim_temp_folder()
-    try:
-        code = main()
-    except BaseException:
-        remove_claimed_temp_folder()
-        raise
-    from conversion.core.runtime.session import end_process
-
-    end_process(code)
+    run_program(main)
 
 
 if __name__ == "__main__":

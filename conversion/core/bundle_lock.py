@@ -16,6 +16,11 @@ one. Within one process every use and write of a folder goes through one open lo
 process never waits on itself): threads take turns writing, and a thread that writes a folder
 its own process uses converts the process's lock.
 
+The lock file is voxport's own (issue 29): it is opened without following a link
+(`O_NOFOLLOW`), made with `MARK` in it, and anything else at its path — a symbolic link (even
+to a missing file: opening through it would create the target), a folder, a FIFO, a user's
+file — is refused in one line naming it, never created, written, held or removed.
+
 Waiting is the choice here, not writing elsewhere: the default folder of every random weights
 seed is its own (`ModelPort.bundle_path`), so two runs meet at one folder only when they ask
 for the same graphs (then the second reuses them) or name the folder themselves.
@@ -24,14 +29,18 @@ for the same graphs (then the second reuses them) or name the folder themselves.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from conversion.core.errors import UserError
 
 
 @dataclass
@@ -65,17 +74,74 @@ def _folder(dest: Path | str) -> _Folder:
         return _FOLDERS.setdefault(str(real), _Folder(real))
 
 
+#: What a lock file voxport made holds. An empty file is taken as one too: what voxport wrote
+#: before this mark (a holder that died left it), and what nobody could lose anything of.
+MARK = b"voxport bundle lock: held while the folder beside it is in use or written\n"
+
+
+def _refuse(path: Path, what: str) -> UserError:
+    return UserError(
+        f"{path} is {what}, not a lock file voxport made: voxport keeps the lock of the bundle "
+        f"{path.name[1:-5]} there; move it away (or remove it) and run again"
+    )
+
+
+def _make(path: Path) -> None:
+    """Create the lock file at `path`, its mark in it, never through a link
+    (`O_EXCL`: anything there, a dangling link included, is `FileExistsError`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        os.write(fd, MARK)
+    finally:
+        os.close(fd)
+
+
+def _open_ours(path: Path) -> IO | None:
+    """The lock file at `path`, opened read-only (flock needs no more) without following a
+    link, made first when absent; a `UserError` for anything there that voxport did not make;
+    None where it can be neither made nor read (a read-only place)."""
+    for _ in range(8):  # made or removed by another process between two looks: look again
+        try:
+            # O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                try:
+                    _make(path)
+                except OSError:
+                    return None  # cannot be made here: nobody here can replace the folder
+            continue
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _refuse(path, "a symbolic link") from None
+            if e.errno in (errno.EACCES, errno.EPERM):
+                return None
+            raise
+        try:
+            mode = os.fstat(fd).st_mode
+            what = (
+                None if stat.S_ISREG(mode)
+                else "a folder" if stat.S_ISDIR(mode)
+                else "a FIFO" if stat.S_ISFIFO(mode)
+                else "not a regular file"
+            )  # fmt: skip
+            if what is None and os.pread(fd, len(MARK) + 1, 0) not in (MARK, b""):
+                what = "a file with other contents"
+            if what is not None:
+                raise _refuse(path, what)
+        except BaseException:
+            os.close(fd)
+            raise
+        return os.fdopen(fd, "rb")
+    return None
+
+
 def _open(f: _Folder) -> IO | None:
     """The lock file, opened once while this process holds the folder (closing any descriptor
     of it would drop the lock); None where it can be neither created nor read: a read-only
     place, where whoever cannot create the lock file cannot replace the folder beside it."""
     if f.file is None:
-        for mode in ("a", "r"):
-            try:
-                f.file = open(f.lock_path, mode)  # noqa: SIM115
-                break
-            except OSError:
-                continue
+        f.file = _open_ours(f.lock_path)
     return f.file
 
 
@@ -89,7 +155,8 @@ def _current(f: _Folder) -> bool:
     """Whether the open lock file is still the one at its path: the last holder removes it
     (`_settle`), and a process that was waiting on the removed one must take the new one."""
     try:
-        return os.stat(f.lock_path).st_ino == os.fstat(f.file.fileno()).st_ino
+        here, held = os.lstat(f.lock_path), os.fstat(f.file.fileno())
+        return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
     except OSError:
         return False
 
@@ -99,7 +166,7 @@ def _flock(f: _Folder, mode: int, waiting: str) -> None:
     it. No-op without a lock file."""
     if mode == fcntl.LOCK_EX:
         f.lock_path.parent.mkdir(parents=True, exist_ok=True)
-    elif not f.lock_path.exists() and not f.dest.is_dir():
+    elif not os.path.lexists(f.lock_path) and not f.dest.is_dir():
         return  # nothing there to hold (the load fails on its own); leave no lock file behind
     said = False
     while (file := _open(f)) is not None:
@@ -208,23 +275,36 @@ def keep(use: Use) -> None:
     _KEPT.append(use)
 
 
-def release_all() -> None:
-    """Let go of every folder this process holds, removing the lock files no other process
-    holds: it is about to end without the interpreter's teardown (`runtime.end_process`)."""
-    with _FOLDERS_LOCK:
+def release_all(timeout: float = -1) -> None:
+    """Let go of every folder this process holds (a folder it was writing too: nothing of this
+    process goes on), removing the lock files no other process holds: it is about to end
+    without the interpreter's teardown (`runtime.end_process`), or on a signal or its parent's
+    death (`runtime.ending`). `timeout` (seconds; -1: no limit) bounds each wait for this
+    module's own locks, which the thread that was interrupted may hold: a folder whose lock
+    cannot be had in time is left to the kernel (its flock goes with the process; the file
+    stays until the folder's next use)."""
+    if not _FOLDERS_LOCK.acquire(timeout=timeout):
+        return
+    try:
         folders = list(_FOLDERS.values())
+    finally:
+        _FOLDERS_LOCK.release()
     for f in folders:
-        with f.turn:
-            if f.writer is None and f.file is not None:
-                f.uses = 0
+        if not f.turn.acquire(timeout=timeout):
+            continue
+        try:
+            if f.file is not None:
+                f.uses, f.writer, f.depth = 0, None, 0
                 _settle(f)
+        finally:
+            f.turn.release()
 
 
 def holders(lock_file: Path, exclude: int | None = None) -> str:
     """Who holds `lock_file` now, from /proc/locks (Linux; '' elsewhere or when unreadable):
     e.g. 'pid 1234 using it: voxport gate chatterbox …'."""
     try:
-        inode = os.stat(lock_file).st_ino
+        inode = os.lstat(lock_file).st_ino
         lines = Path("/proc/locks").read_text().splitlines()
     except OSError:
         return ""

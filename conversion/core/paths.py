@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import glob
 import json
 import os
 import shutil
@@ -115,10 +114,26 @@ def partial_path(target: Path | str) -> Path:
     beside it (two processes writing one target never share it). The partial files of
     processes that are gone (killed mid-write) are removed first."""
     target = Path(target)
-    for stale in target.parent.glob(f".{glob.escape(target.name)}{_PARTIAL}*"):
-        if not owner_alive(stale.name, _PARTIAL):
-            stale.unlink(missing_ok=True)
+    sweep_dead_partials(target.parent)
     return target.with_name(f".{target.name}{_PARTIAL}{os.getpid()}")
+
+
+def sweep_dead_partials(folder: Path) -> list[Path]:
+    """Remove from `folder` the partial files (`.NAME.partial-PID`) of writers that are gone,
+    whatever their target (issue 29: a `speak --stream` killed mid-write left one that only a
+    later write of the same target removed); the removed paths. A live writer's is kept."""
+    removed = []
+    for stale in Path(folder).glob(f".*{_PARTIAL}*"):
+        pid = stale.name.rsplit(_PARTIAL, 1)[1]
+        # Only a regular file whose name ends in a pid is a writer's: never a user's
+        # `.notes.partial-draft`, a folder or a link.
+        if not pid.isdigit() or stale.is_symlink() or not stale.is_file():
+            continue
+        if owner_alive(f"{_PARTIAL}{pid}", _PARTIAL):
+            continue
+        stale.unlink(missing_ok=True)
+        removed.append(stale)
+    return removed
 
 
 def write_json(path: Path | str | None, payload: dict) -> None:
@@ -209,12 +224,19 @@ def process_temp_folder(prefix: str) -> Path:
     cleaning up): what a dead process left there is never read again."""
     # Beside this process's own temp folder, not in it (`claim_temp_folder`): each has its own
     # owner, lifetime and sweep.
+    base = sweep_dead_temp_folders(prefix, TEMP_PREFIX)  # a killed process's own folder too
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
+def sweep_dead_temp_folders(*prefixes: str) -> Path:
+    """Remove the `PREFIX<pid>-xxxx` folders of processes that are gone from the temp folder
+    (the one `claim_temp_folder` works beside); that temp folder."""
     base = _claimed.parent if _claimed is not None else Path(tempfile.gettempdir())
-    for swept in dict.fromkeys((prefix, TEMP_PREFIX)):  # a killed process's own folder too
+    for swept in dict.fromkeys(prefixes):
         for stale in base.glob(f"{swept}*"):
             if stale.is_dir() and not owner_alive(stale.name, swept):
                 shutil.rmtree(stale, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+    return base
 
 
 #: The prefix of a voxport process's own temp folder (`claim_temp_folder`).
@@ -230,12 +252,21 @@ def claim_temp_folder() -> Path:
     (`runtime.end_process`), which skips the interpreter's exit handlers, and some libraries
     clean up only there (the G2P's espeak-ng loader copies `libespeak-ng.so` into a `mkdtemp`
     folder removed by a `weakref.finalize`: two folders left per Kokoro run). A killed
-    process's folder is removed by the next voxport process (`process_temp_folder`)."""
-    global _claimed
+    process's folder is removed by the next voxport process (`process_temp_folder`).
+
+    `TMPDIR` points there too, for native libraries and child processes: onnxruntime's
+    telemetry writes a `.ses` file into `$TMPDIR` on import (issue 29), and a worker's own
+    folders then sit inside its parent's, removed with it."""
+    global _claimed, _tmpdir_before
     if _claimed is None:
         _claimed = process_temp_folder(TEMP_PREFIX)
         tempfile.tempdir = str(_claimed)
+        _tmpdir_before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = str(_claimed)
     return _claimed
+
+
+_tmpdir_before: str | None = None
 
 
 def remove_claimed_temp_folder() -> None:
@@ -244,6 +275,10 @@ def remove_claimed_temp_folder() -> None:
     if _claimed is not None:
         shutil.rmtree(_claimed, ignore_errors=True)
         tempfile.tempdir = None
+        if _tmpdir_before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = _tmpdir_before
         _claimed = None
 
 

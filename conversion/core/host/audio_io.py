@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.paths import partial_path, public_mode, writable_file
+from conversion.core.runtime import ending
 
 if TYPE_CHECKING:
     from conversion.core.speak import SpeakResult
@@ -40,19 +40,22 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> Path:
     # (ENOSPC, a one-line error in the CLI), not libsndfile's codeless error.
     encoded = io.BytesIO()
     sf.write(encoded, data, sr, subtype="PCM_16", format="WAV")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # `.NAME.partial-PID` (`paths.partial_path`), not an anonymous temp name: one a killed
+    # writer leaves is swept by the next write into the folder, whatever its target.
+    tmp = partial_path(target)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with ending.removing(tmp), open(tmp, "wb") as f:
             f.write(encoded.getbuffer())
-        public_mode(tmp)
-        os.replace(tmp, target)
+            f.close()
+            public_mode(tmp)
+            os.replace(tmp, target)
     except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         if err.filename is None:  # a write through the fd names no file: name the target
             raise OSError(err.errno, err.strerror, str(target)) from err
         raise
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return target
 
@@ -68,16 +71,21 @@ def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], N
 
     target = writable_file(path)
     tmp = partial_path(target)
+    # Registered while it is written: a process ending on a signal removes it (`ending`).
     try:
-        with sf.SoundFile(tmp, "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as f:
+        with (
+            ending.removing(tmp),
+            sf.SoundFile(tmp, "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as f,
+        ):
 
             def write(audio: np.ndarray) -> None:
                 f.write(_pcm_ready(audio, target))
                 f.flush()
 
             yield write
-        public_mode(tmp)
-        os.replace(tmp, target)
+            f.close()
+            public_mode(tmp)
+            os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -27,6 +27,7 @@ from conversion.core import bundle_lock
 from conversion.core.bundle import MANIFEST
 from conversion.core.errors import InputSpecError, UserError
 from conversion.core.runtime.lowering import LoweredFolder
+from conversion.core.runtime.program_check import check_asset
 from conversion.core.runtime.session import _captured_stderr
 
 #: A dimension the descriptor leaves open (None in the Python runtime) is written as this.
@@ -137,6 +138,9 @@ class AssetRuntime:
                 warnings.catch_warnings(),
             ):
                 warnings.simplefilter("ignore")
+                # The bytecode reader aborts the process on a program file that is garbage or
+                # truncated (issue 29): its header and size are checked first.
+                check_asset(path, full=True)
                 source = AIModelAsset.load(path)
                 # A program the runtime cannot read aborts the process in the lowering
                 # (SIGABRT, measured with a garbage main.mlirb); its summary just lists no

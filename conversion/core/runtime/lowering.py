@@ -31,6 +31,17 @@ LOWERED_PREFIX = "voxport-lowered-"
 # The suffix `executable()` gives its folder: the runtime loads an ODIX folder by it.
 _SUFFIX = ".aimodelx"
 
+# Every owner's folder in this process, so a process ending on a signal or on its parent's
+# death removes them all (`discard_all`), whichever owner made them and wherever it stood.
+_MADE: set[Path] = set()
+
+
+def discard_all() -> None:
+    """Remove every lowered folder of this process (it is about to end, by `os._exit`)."""
+    for path in list(_MADE):
+        shutil.rmtree(path, ignore_errors=True)
+        _MADE.discard(path)
+
 
 class LoweredFolder:
     """One owner's lowered assets: the folder is made on the first lowering, removed by
@@ -51,6 +62,7 @@ class LoweredFolder:
             raise ValueError(f"lowered asset name {name!r} is not a plain name")
         if self.path is None:
             self.path = process_temp_folder(LOWERED_PREFIX)
+            _MADE.add(self.path)
         odix = self.path / f"{name}{_SUFFIX}"
         odix.mkdir()
         try:
@@ -69,4 +81,5 @@ class LoweredFolder:
         """Remove every lowered asset of this owner, and the folder."""
         if self.path is not None:
             shutil.rmtree(self.path, ignore_errors=True)
+            _MADE.discard(self.path)
             self.path = None

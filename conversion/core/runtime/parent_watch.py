@@ -75,11 +75,16 @@ def _set_pdeathsig(sig: int) -> bool:
 
 def _end(cleanup: Callable[[], None], parent: int) -> None:
     """Clean up and end the process, from the watch thread. Not `runtime.end_process`: that
-    flushes stdio and takes the bundle-lock registry's locks, either of which the main thread
-    may hold forever (blocked on a full pipe, inside a runtime call); the kernel lets go of the
-    bundle's flock at exit anyway."""
+    flushes stdio, which the main thread may hold forever (blocked on a full pipe). The bundle
+    locks are let go with a time limit (the main thread may hold the registry's lock, inside a
+    runtime call): their files go with the last holder, as at any other end (issue 29: a
+    worker whose parent died left `.NAME.lock`)."""
+    from conversion.core import bundle_lock
+
     with contextlib.suppress(Exception):
         cleanup()
+    with contextlib.suppress(Exception):
+        bundle_lock.release_all(timeout=0.1)
     # One line for the log, from a thread of its own: a full stderr pipe must not keep an
     # orphan alive.
     line = f"voxport serve: parent process {parent} is gone; exiting\n".encode()

@@ -35,8 +35,9 @@ from conversion.core import bundle_lock
 from conversion.core.bundle import Manifest, check_key, load_manifest
 from conversion.core.errors import UserError
 from conversion.core.paths import remove_claimed_temp_folder
-from conversion.core.runtime import parent_watch
+from conversion.core.runtime import ending, parent_watch
 from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.program_check import check_asset
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROTOCOL = 0, 1, 2, 3
 
@@ -61,6 +62,8 @@ def check(
     unknown = [g for g in names if g not in manifest.graphs]
     if unknown:
         raise UserError(f"no graph(s) {unknown} in {bundle} (has: {sorted(manifest.graphs)})")
+    for g in names:  # what the runtime would abort on, refused in one line (no ready frame)
+        check_asset(Path(bundle) / manifest.graphs[g]["asset"], full=verify)
     return manifest, names
 
 
@@ -278,15 +281,12 @@ def _check_wire_names(function: str, desc: dict) -> None:
 # -- the frame loop ------------------------------------------------------------------------------
 
 
-#: The handlers serving now: what the parent watch cleans up (their lowered assets) when the
-#: parent dies; None while they start (a folder lowered then is swept by the next worker).
-_serving: Handlers | None = None
-
-
 def _parent_gone() -> None:
-    """What `end_process` would remove, short of its flushes and locks (`parent_watch._end`)."""
-    if _serving is not None:
-        _serving.discard_lowered()
+    """What `end_process` would remove, short of its flushes (`parent_watch._end`): every
+    lowered folder of this process (those of a load under way too), its temp folder."""
+    from conversion.core.runtime import lowering
+
+    lowering.discard_all()
     remove_claimed_temp_folder()  # `voxport serve`'s own temp folder (none for `python -m`)
 
 
@@ -306,7 +306,6 @@ def _send(out, header: dict, arrays: dict | None = None) -> None:
 def _serve(start: Callable[[], Handlers]) -> int:
     """Claim stdio, start the handlers (`start`), then answer frames until `close` or end of
     input. A failed start is an error reply as the `ready` frame (exit 2 for a user error)."""
-    global _serving
     inp, out = _claim_stdio()
     read = wp.stream_reader(inp)
     try:
@@ -315,7 +314,6 @@ def _serve(start: Callable[[], Handlers]) -> int:
         wp.write_frame(out, wp.error_reply(e, op="ready", protocol=wp.PROTOCOL))
         print(f"voxport serve: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_USAGE if isinstance(e, UserError) else EXIT_FAILED
-    _serving = handlers
     try:
         ready = {"ok": True, "op": "ready", "protocol": wp.PROTOCOL, "mode": handlers.MODE}
         wp.write_frame(out, {**ready, **handlers.ready(), "pid": os.getpid()})
@@ -346,7 +344,6 @@ def _serve(start: Callable[[], Handlers]) -> int:
     except (BrokenPipeError, KeyboardInterrupt):  # the client went away
         return EXIT_OK
     finally:
-        _serving = None
         handlers.close()
 
 
@@ -422,6 +419,9 @@ def run_args(args: argparse.Namespace, verify: bool = True) -> int:
         )
     if args.assets and args.graphs is not None:
         raise UserError("--graphs is for a BUNDLE; with --assets, load them with load_asset")
+    # A worker ends at once on SIGTERM or SIGINT, removing what it made (`ending.end_now`):
+    # nothing it computes outlives the request its client gave up on.
+    ending.install(unwind=False)
     # Watched from here, through the bundle's hash check and the loads (seconds to minutes for
     # a published bundle), not only once frames flow.
     with parent_watch.watching(_parent_gone):
@@ -464,13 +464,8 @@ def parse_graphs(value: str | None) -> list[str] | None:
 
 
 if __name__ == "__main__":
-    # A worker's temp files go into its own folder, removed with it (`paths.claim_temp_folder`;
-    # `end_process` removes it on the `close` path, the `finally` on the others).
-    from conversion.core.paths import claim_temp_folder, remove_claimed_temp_folder
+    # A worker's temp files go into its own folder, removed with it (`paths.claim_temp_folder`),
+    # and it ends by `end_process` however `main` ends (`ending.run_program`).
+    from conversion.core.runtime.ending import run_program
 
-    claim_temp_folder()
-    try:
-        code = main()
-    finally:
-        remove_claimed_temp_folder()
-    sys.exit(code)
+    run_program(main)

@@ -25,20 +25,23 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from conversion.core import bundle_lock, errors
 from conversion.core.bundle import Manifest, check_key, key_digest, load_manifest
 from conversion.core.errors import InputSpecError, RuntimeCrash
-from conversion.core.paths import remove_claimed_temp_folder
-from conversion.core.runtime import parent_watch
+from conversion.core.runtime import ending, parent_watch
 from conversion.core.runtime import worker_protocol as wp
+from conversion.core.runtime.ending import (
+    end_process as end_process,  # its old home: importers name it here
+)
 from conversion.core.runtime.lowering import (
     LOWERED_PREFIX as LOWERED_PREFIX,  # its old home: importers name it here
 )
 from conversion.core.runtime.lowering import LoweredFolder
+from conversion.core.runtime.program_check import check_asset
 
 _INT32 = np.iinfo(np.int32)
 
@@ -92,21 +95,6 @@ def to_runtime_array(name: str, value: Any, desc: Mapping[str, Any]) -> np.ndarr
             "(pad to the bucket with conversion.core.host.buckets.pad_to)"
         )
     return np.ascontiguousarray(arr)
-
-
-def end_process(code: int) -> NoReturn:
-    """End this process without the interpreter's teardown, once every session is closed (or
-    its lowered assets discarded) and every file written. The Core AI runtime's native teardown
-    has aborted finished processes (SIGABRT, "C++ exception handling detected but the Swift
-    runtime was compiled with exceptions disabled": a `serve` worker after its last reply, the
-    Swift tests' recording script after its last file), turning a success into exit 6 at
-    random; the OS frees what the runtime holds. Used by every entry point that loads it.
-    The bundle folders it holds are let go first, so their lock files go with it."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    bundle_lock.release_all()
-    remove_claimed_temp_folder()  # what libraries would have removed at interpreter exit
-    os._exit(code)
 
 
 def _open_bundle(
@@ -176,6 +164,7 @@ class Session:
         self.bundle = Path(bundle)
         self._use, self.manifest = _open_bundle(self.bundle, verify, key)
         self.quiet = quiet
+        self._verify = verify
         names = list(self.manifest.graphs) if graphs is None else list(graphs)
         unknown = [g for g in names if g not in self.manifest.graphs]
         if unknown:
@@ -204,9 +193,12 @@ class Session:
             return
         if graph not in self.manifest.graphs:
             raise errors.UserError(f"no graph '{graph}' (has: {sorted(self.manifest.graphs)})")
+        path = self.bundle / self.manifest.graphs[graph]["asset"]
+        # The runtime aborts the process on a program it cannot read: refused here first.
+        check_asset(path, full=self._verify)
         with _captured_stderr(self.quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            asset = AIModelAsset.load(self.bundle / self.manifest.graphs[graph]["asset"])
+            asset = AIModelAsset.load(path)
             lowered = self._lowering.lower(asset, graph, self._stack)
             self._executables[graph] = self._loop.run_until_complete(lowered)
 
@@ -358,6 +350,9 @@ class IsolatedSession:
         self._next_id = 0
         self.restarts = 0
         try:
+            for g in self._graphs:  # here, in one line, rather than the child's abort
+                if g in self.manifest.graphs:
+                    check_asset(self.bundle / self.manifest.graphs[g]["asset"], full=verify)
             self._start()
         except BaseException:
             self._use.release()
@@ -523,6 +518,9 @@ class IsolatedSession:
         """End the child (the bundle stays held: `recycle_if_leaking` starts another)."""
         if self._closed:
             return
+        if self._proc.poll() is None and ending.ending():
+            # This process is ending on a signal: the child may be busy in a call for minutes.
+            ending.end_child(self._proc)
         if self._proc.poll() is None:
             with contextlib.suppress(Exception):
                 deadline = time.monotonic() + 10
