@@ -171,10 +171,13 @@ class _Port(type(registry.port("kokoro"))):
         return job.dest
 
 
-def _ensure(tmp_path: Path, dest: Path, config_name: str = "reduced") -> Path:
+def _ensure(
+    tmp_path: Path, dest: Path | None, config_name: str = "reduced", overwrite: bool = False
+) -> Path:
     port = _Port()
     port.exported = _ensure.exported = []  # what this call exported, read also after a raise
-    return port.ensure_bundle(tmp_path, port.config(config_name), config_name, "fp32", path=dest)
+    config = port.config(config_name)
+    return port.ensure_bundle(tmp_path, config, config_name, "fp32", path=dest, overwrite=overwrite)
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -202,10 +205,49 @@ def test_a_users_folder_given_with_bundle_is_refused(tmp_path):
     assert (dest / "precious.txt").read_text() == "x" and _ensure.exported == []
 
 
-def test_an_intact_bundle_of_other_arguments_is_re_exported(tmp_path, capsys):
+def test_an_intact_bundle_of_other_arguments_is_re_exported_only_with_overwrite(tmp_path, capsys):
+    """Issue 29: the user's named folder was replaced without `--overwrite` (e.g. a manifest
+    key edited by hand, hashes intact). Now one line naming what differs; `--overwrite`
+    re-exports it."""
     dest = tmp_path / "mine"
     _ensure(tmp_path, dest, "reduced")
-    _ensure(tmp_path, dest, "published")  # other sizes: a stale bundle, not a broken one
+    before = _tree(dest)
+    with pytest.raises(UserError) as e:
+        _ensure(tmp_path, dest, "published")  # other sizes: a stale bundle, not a broken one
+    said = str(e.value)
+    assert "\n" not in said and f"--bundle {dest} holds a bundle made from other" in said
+    assert "config " in said and "there" in said and "--overwrite" in said, said
+    assert _ensure.exported == [] and _tree(dest) == before
+    _ensure(tmp_path, dest, "published", overwrite=True)
     assert _ensure.exported == [dest]
     assert "re-exporting" in capsys.readouterr().err
     load_manifest(dest)
+
+
+def test_a_hand_edited_key_with_hashes_intact_is_not_exported_over(tmp_path):
+    """The reported repro: the manifest's key edited (its hashes cover the assets, not the
+    key), so the bundle verifies and looks made from other weights."""
+    dest = tmp_path / "mine"
+    _ensure(tmp_path, dest)
+    _edit_manifest(dest, lambda d: d["key"].update(weights_sha256="ff" * 32))
+    load_manifest(dest)  # intact: the key is no asset
+    before = _tree(dest)
+    with pytest.raises(UserError, match=r"weights: ffffffffffff… there, 00 here"):
+        _ensure(tmp_path, dest)
+    assert _ensure.exported == [] and _tree(dest) == before
+
+
+def test_the_default_folder_is_voxports_own_and_re_exported(tmp_path, monkeypatch, capsys):
+    """`bundles/…` (no --bundle, or a --bundle naming that same folder) keeps today's rule:
+    a bundle made from other arguments is re-exported there (README, "Bundle folders")."""
+    monkeypatch.chdir(tmp_path)
+    default = _Port().bundle_path("reduced", "fp32")
+    _ensure(tmp_path, None, "reduced")
+    assert _ensure.exported == [default]
+    _edit_manifest(default, lambda d: d["key"].update(weights_sha256="ff" * 32))
+    _ensure(tmp_path, None, "reduced")
+    assert _ensure.exported == [default]
+    _edit_manifest(default, lambda d: d["key"].update(weights_sha256="ff" * 32))
+    _ensure(tmp_path, tmp_path / "bundles" / ".." / str(default), "reduced")  # the same folder
+    assert _ensure.exported == [tmp_path / "bundles" / ".." / str(default)]
+    assert capsys.readouterr().err.count("re-exporting") == 2

@@ -55,12 +55,29 @@ def _loaded(args: argparse.Namespace):
     """The snapshot in memory and its bundle (reused when current, else exported)."""
     from . import weights
 
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    folder, config = _resolve(args)
     loaded = weights.load(folder, config)
-    bundle = PORT.ensure_bundle(
-        folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
+    return loaded, _bundle(args, folder, config, loaded)
+
+
+def _resolve(args: argparse.Namespace):
+    """The snapshot and config; a `--bundle` made from other arguments (no `--overwrite`) is
+    refused now, before the weights load."""
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    PORT.check_reuse(folder, config, args.config, args.dtype, args.bundle, args.overwrite)
+    return folder, config
+
+
+def _bundle(args: argparse.Namespace, folder: Path, config, loaded) -> Path:
+    return PORT.ensure_bundle(
+        folder,
+        config,
+        args.config,
+        args.dtype,
+        path=args.bundle,
+        loaded=loaded,
+        overwrite=args.overwrite,
     )
-    return loaded, bundle
 
 
 def speak_options(args: argparse.Namespace, config) -> SpeakOptions:
@@ -94,15 +111,22 @@ def gate(args: argparse.Namespace) -> int:
     from .gate import precision_bundles, precision_rows
 
     dtypes = precision_rows(args.precision_rows)  # a bad list fails before any export
-
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    loaded = weights.load(folder, config)
-    source = BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
-    bundle = PORT.ensure_bundle(
-        folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
-    )
+    chosen = None
     if args.mutants is not None:
-        return _gate_mutants(args, loaded, bundle)
+        from gates.mutants import select
+
+        from .mutants import CATALOGUE
+
+        chosen = select(CATALOGUE, args.mutants)  # an unknown name: before any loading
+
+    folder, config = _resolve(args)
+    loaded = weights.load(folder, config)
+    source = BundleSource(
+        PORT, folder, args.config, path=args.bundle, loaded=loaded, overwrite=args.overwrite
+    )
+    bundle = _bundle(args, folder, config, loaded)
+    if chosen is not None:
+        return _gate_mutants(args, loaded, bundle, chosen)
     return run_gate(
         loaded,
         bundle,
@@ -114,14 +138,13 @@ def gate(args: argparse.Namespace) -> int:
     )
 
 
-def _gate_mutants(args: argparse.Namespace, loaded, bundle: Path) -> int:
+def _gate_mutants(args: argparse.Namespace, loaded, bundle: Path, chosen: list) -> int:
     """`voxport gate audio8_tts --mutants [all|NAME,..]`: the fault catalogue's kill table (the
     ladder without the exported-precision rows, each fault against one reference record)."""
-    from gates.mutants import emit_table, select
+    from gates.mutants import emit_table
 
-    from .mutants import CATALOGUE, run_mutants
+    from .mutants import run_mutants
 
-    chosen = select(CATALOGUE, args.mutants)
     table = run_mutants(loaded, bundle, args.seed, chosen)
     emit_table(table, args.json_path, args.markdown)
     return 0 if table.passed else 1
@@ -130,10 +153,8 @@ def _gate_mutants(args: argparse.Namespace, loaded, bundle: Path) -> int:
 def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
-    if (args.frames is not None and args.frames < 1) or (
-        args.repeats is not None and args.repeats < 1
-    ):  # before minutes of loading
-        raise UserError("audio8_tts bench: --frames and --repeats must be at least 1")
+    if args.frames is not None and args.frames < 1:  # before minutes of loading
+        raise UserError(f"audio8_tts bench: --frames must be at least 1, got {args.frames}")
     loaded, bundle = _loaded(args)
     return run_bench(
         loaded,

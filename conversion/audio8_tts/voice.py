@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from conversion.core.errors import ReferenceAudioError, UserError
+from conversion.core.host.audio_io import check_reference_rate
 
 from .codec.graphs import ENCODER_GRAPH, FUNCTION
 
@@ -90,6 +91,7 @@ def _header_seconds(path: Path) -> float | None:
         return None
     if info.samplerate <= 0 or info.frames < 0:
         return None
+    check_reference_rate(path, int(info.samplerate))  # before the decoder resamples it
     return info.frames / info.samplerate
 
 

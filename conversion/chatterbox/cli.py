@@ -48,7 +48,22 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
 
 
 def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource:
-    return BundleSource(PORT, folder, args.config, path=args.bundle, loaded=loaded)
+    return BundleSource(
+        PORT, folder, args.config, path=args.bundle, loaded=loaded, overwrite=args.overwrite
+    )
+
+
+def _check_gate_bundles(args: argparse.Namespace, folder: Path, config) -> None:
+    """The gate's bundles (fp32 at the gate's sizes and its int8-T3 sibling: `gate_bundles`),
+    each refused now when it is a `--bundle` made from other arguments (no `--overwrite`):
+    before the model loads and the oracle runs, not minutes later."""
+    from .gate.ladder import gate_config
+
+    sizes = gate_config(config)
+    variant = None if sizes == config else "gate"
+    source = _source(args, folder)
+    source.check(sizes, "fp32", variant=variant)
+    source.check(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
 
 
 def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
@@ -76,8 +91,15 @@ def gate(args: argparse.Namespace) -> int:
         raise UserError(
             "--plot: the chatterbox gate draws no plot yet (kokoro's does); drop --plot"
         )
+    if getattr(args, "mutants", None) is not None:
+        from gates.mutants import select
+
+        from .mutants import CATALOGUE
+
+        select(CATALOGUE, args.mutants)  # an unknown name: before any loading
 
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    _check_gate_bundles(args, folder, config)
     model = weights.load_model(folder, config)
     if getattr(args, "mutants", None) is not None:
         from gates.mutants import emit_table
@@ -108,6 +130,7 @@ def bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
     folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    _check_gate_bundles(args, folder, config)  # the bench runs on the gate's bundles
     model = weights.load_model(folder, config)
     return run_bench(
         model,

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from conversion.core.errors import ReferenceAudioError, UserError
+from conversion.core.host.audio_io import check_reference_rate
 
 from .config import SAMPLE_RATE, TOKEN_HOP
 
@@ -127,6 +128,7 @@ def inspect_reference(
             "recording of the voice to clone (WAV or FLAC, 5-10 s of clean speech)"
         )
     source_rate, channels = _header(path)
+    check_reference_rate(path, source_rate)  # before the decoder resamples it
     import librosa
 
     try:

@@ -18,15 +18,17 @@ from typing import NoReturn
 from conversion.core.errors import UserError
 from conversion.core.hub import is_hub_id, local_owner
 from conversion.core.paths import (
+    check_name_lengths,
     forget_made_folders,
     no_space_message,
     remove_made_folders,
+    shown,
     writable_file,
 )
 from conversion.core.port import DTYPES
 from conversion.core.runtime import serve
 
-from . import device, registry, sweep, values
+from . import device, outputs, registry, sweep, values
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODEL_VERBS = registry.ALL_VERBS
@@ -55,7 +57,9 @@ def _weights(value: str, model: str | None) -> str | Path:
     if is_hub_id(value) and model is not None and registry.resolve(model).has_port:
         return registry.port(model).local_weights(value)
     path = Path(value).expanduser()
+    check_name_lengths(path, f"--weights {shown(value)}")
     if path.is_dir():
+        _check_readable(path, model)
         return path
     if path.exists():
         raise UserError(f"--weights {path} is a file: pass the folder that holds the checkpoint")
@@ -70,6 +74,29 @@ def _weights(value: str, model: str | None) -> str | Path:
         f"weights folder {path} does not exist (pass a folder, a hub id such as "
         "hexgrad/Kokoro-82M, or random)"
     )
+
+
+def _check_readable(folder: Path, model: str | None) -> None:
+    """The checkpoint files a port reads from `folder` (its `hub_files`) are regular files
+    this user can open: a folder where a file belongs, or a file without read permission,
+    would otherwise be a traceback from the hashing or the loader."""
+    if model is None or not registry.resolve(model).has_port:
+        return
+    for pattern in registry.port(model).hub_files:
+        for path in sorted(folder.glob(pattern)):
+            if path.is_dir():
+                raise UserError(
+                    f"weights file {path} is a folder: the {model} loader reads a file there; "
+                    "replace it with the checkpoint file"
+                )
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as e:
+                raise UserError(
+                    f"weights file {path} cannot be read ({e.strerror or e}): give this user "
+                    "read access to it (chmod u+r), or pass another --weights folder"
+                ) from None
 
 
 def _check_text(args: argparse.Namespace) -> None:
@@ -128,7 +155,13 @@ def _add_bundle(p: argparse.ArgumentParser) -> None:
         "--bundle",
         default=None,
         metavar="DIR",
-        help="bundle folder to use (exported there first when missing or stale)",
+        help="bundle folder to use (exported there first when missing; one made from other "
+        "weights, sizes or precisions is refused unless --overwrite)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="re-export a --bundle made from other arguments (bundles/ folders always are)",
     )
 
 
@@ -212,10 +245,21 @@ def _add_device_verbs(sub) -> None:
     )
 
 
+#: The most `--workers`: each is a process with the bundle loaded (hundreds of MB), and the
+#: Linux runtime is single-threaded, so past the cores they only queue for them.
+MAX_WORKERS = max(64, os.cpu_count() or 1)
+
+
 def _workers(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n is None or not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {MAX_WORKERS} (the cores: {os.cpu_count()}), "
+            f"got '{text}'"
+        )
     return n
 
 
@@ -291,7 +335,10 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
 
     p = verbs["bench"] = sub.add_parser("bench", help="measure speed and memory (flat JSON)")
     _add_common(p)
-    p.add_argument("--repeats", type=int, default=None, help="timed calls per measurement")
+    p.add_argument(
+        "--repeats", type=values.count, default=None, metavar="N",
+        help="timed calls per measurement (at least 1; default: the model's)",
+    )  # fmt: skip
     p.add_argument(
         "--profile",
         action="store_true",
@@ -315,8 +362,10 @@ def _validate(args: argparse.Namespace) -> None:
     if getattr(args, "model", None) is not None:
         args.model = registry.resolve(args.model).name
     _check_text(args)
+    outputs.check_names(args)  # empty paths, names past the file system's limits
+    outputs.check(args, _input_files(args), _local_weights(args))  # outputs over inputs
     for attr in ("json_path", "markdown", "plot", "output"):
-        if getattr(args, attr, None):
+        if getattr(args, attr, None) is not None:
             setattr(args, attr, writable_file(getattr(args, attr)))
     if getattr(args, "weights", None) is not None:
         args.weights = _weights(args.weights, getattr(args, "model", None))
@@ -328,6 +377,25 @@ def _validate(args: argparse.Namespace) -> None:
     for attr in ("output_dir", "bundle"):
         if getattr(args, attr, None) is not None:
             setattr(args, attr, Path(getattr(args, attr)))
+
+
+def _input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The files a model's own flags read (Kokoro's `--voice` pack), from its CLI module's
+    optional `input_files(args)`."""
+    model = getattr(args, "model", None)
+    if model is None or args.verb not in MODEL_VERBS:
+        return []
+    reader = getattr(registry.commands(model), "input_files", None)
+    return list(reader(args)) if reader is not None else []
+
+
+def _local_weights(args: argparse.Namespace) -> Path | None:
+    """`--weights` when it names a local folder (a hub id or `random` names none here)."""
+    value = getattr(args, "weights", None)
+    if not isinstance(value, str) or value == "random":
+        return None
+    path = Path(value).expanduser()
+    return path if path.is_dir() else None
 
 
 def _check_mutants(args: argparse.Namespace) -> None:

@@ -29,7 +29,9 @@ def speak(port: ModelPort, commands: ModuleType, args: argparse.Namespace) -> in
     options = commands.speak_options(args, port.config(args.config))  # bad flags: now
     folder, config = port.resolve(args.weights, args.config, args.weights_seed)
     options = port.options_for_weights(options, folder, config)  # e.g. an unknown voice: now
-    bundle = port.ensure_bundle(folder, config, args.config, args.dtype, path=args.bundle)
+    bundle = port.ensure_bundle(
+        folder, config, args.config, args.dtype, path=args.bundle, overwrite=args.overwrite
+    )
     workers = args.workers
     if port.max_speak_workers is not None:
         workers = max(1, min(workers, port.max_speak_workers))

@@ -55,6 +55,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             "--weights-seeds needs --weights random (real weights are one set): "
             "sweep the draws with --seeds"
         )
+    if len(args.weights_seeds or []) > 1 and args.bundle is not None and not args.overwrite:
+        # Every weights seed is its own export: into one --bundle folder, each run would
+        # replace the one before (refused without --overwrite, minutes into the sweep).
+        raise UserError(
+            f"--weights-seeds with --bundle {args.bundle}: every weights seed is its own "
+            "export into that one folder; pass --overwrite to re-export it per seed, or leave "
+            "out --bundle (each seed gets its own folder under bundles/)"
+        )
     weights_seeds = args.weights_seeds or [args.weights_seed]
     seeds = args.seeds or [args.seed]
     plan = [(w, seeds[0]) for w in weights_seeds] + [(weights_seeds[0], s) for s in seeds[1:]]

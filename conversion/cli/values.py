@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 SEED_MAX = 2**32 - 1
 
@@ -42,15 +43,34 @@ def seed_list(value: str) -> list[int]:
         ) from None
 
 
-def positive_number(value: str) -> float:
-    """A rate such as `--speed` (argparse type): a finite number above 0."""
+def count(value: str) -> int:
+    """A number of times, such as `--repeats` (argparse type): a whole number of at least 1
+    (0 would be taken for "not given" and run the default, a negative one fails late)."""
     try:
-        x = float(value)
+        n = int(value)
     except ValueError:
-        x = math.nan
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got '{value}'")
-    return x
+        n = None
+    if n is None or n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got '{value}'")
+    return n
+
+
+def number_in(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number from `low` to `high` (a rate such as `--speed`; a
+    value far outside a model's range fails only after the bundle has loaded, or silently)."""
+
+    def parse(value: str) -> float:
+        try:
+            x = float(value)
+        except ValueError:
+            x = math.nan
+        if not (math.isfinite(x) and low <= x <= high):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number from {low:g} to {high:g}, got '{value}'"
+            )
+        return x
+
+    return parse
 
 
 def utf8_problem(text: str) -> str | None:

@@ -27,6 +27,7 @@ from conversion.core.errors import (
     UserError,
 )
 from conversion.core.export.precision import Precision
+from conversion.core.json_file import JsonFileError, load_json_file
 from conversion.core.paths import ensure_writable_folder, old_folder, staging_folder
 from conversion.core.versions import package_versions
 
@@ -61,6 +62,24 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def read_manifest_json(path: Path) -> dict[str, Any]:
+    """`manifest.json` as a JSON object, or a one-line `BundleIntegrityError` naming what is
+    wrong (`json_file`: bytes that are not UTF-8, text that is not JSON, nesting deeper than
+    the parser recurses), or JSON that is not an object (a list, a string). OSError
+    (unreadable) passes through: `load_manifest` names it."""
+    try:
+        doc = load_json_file(path)
+    except JsonFileError as e:
+        raise BundleIntegrityError(f"{path} is {e}; re-export it") from None
+    if not isinstance(doc, dict):
+        kind = {list: "list", str: "string", bool: "boolean", type(None): "null"}
+        raise BundleIntegrityError(
+            f"{path} holds a JSON {kind.get(type(doc), 'number')}, not the object a manifest "
+            "is; re-export it"
+        )
+    return doc
+
+
 @dataclass
 class Manifest:
     model: str
@@ -89,6 +108,9 @@ class Manifest:
             manifest = cls(**d)
         except TypeError as e:
             raise BundleIntegrityError(f"{where}: malformed manifest ({e}); re-export it") from e
+        for name in ("config", "packages", "key"):  # read as objects by the reuse test
+            if not isinstance(getattr(manifest, name), dict):
+                raise BundleIntegrityError(f"{where}: malformed manifest ({name}); re-export it")
         manifest.check_names(where)
         return manifest
 
@@ -183,6 +205,31 @@ def check_key(bundle: Path, manifest: Manifest, want: dict[str, Any] | str | Non
     )
 
 
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return text if len(text) <= 16 else f"{text[:12]}…"
+
+
+def key_differences(have: dict[str, Any], want: dict[str, Any], most: int = 3) -> str:
+    """What differs between a bundle's key (`have`) and the one asked for (`want`), in a few
+    words: `weights: 1a2b… there, 3c4d… here; config n_layer: 2 there, 4 here`."""
+    out: list[str] = []
+    order = {f: i for i, f in enumerate(("weights_sha256", "model", "config", "graphs"))}
+    for field_name in sorted(set(have) | set(want), key=lambda f: (order.get(f, 9), f)):
+        a, b = have.get(field_name), want.get(field_name)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            subs = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            for k in subs:
+                out.append(f"{field_name} {k}: {_short(a.get(k))} there, {_short(b.get(k))} here")
+        else:
+            label = "weights" if field_name == "weights_sha256" else field_name
+            out.append(f"{label}: {_short(a)} there, {_short(b)} here")
+    more = f" (and {len(out) - most} more)" if len(out) > most else ""
+    return "; ".join(out[:most]) + more
+
+
 def check_writable_destination(dest: Path, overwrite: bool) -> None:
     """Fail before any work: an existing folder without --overwrite, something that is not a
     voxport bundle even with it (--overwrite deletes what it replaces: only a folder whose
@@ -207,8 +254,8 @@ def is_bundle_folder(path: Path) -> bool:
     if path.is_symlink() or not path.is_dir():
         return False
     try:
-        return json.loads((path / MANIFEST).read_text()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
+        return read_manifest_json(path / MANIFEST).get("format") == FORMAT
+    except (OSError, BundleIntegrityError):
         return False
 
 
@@ -376,10 +423,7 @@ def load_manifest(bundle: Path | str, verify: bool = True) -> Manifest:
     if not path.is_file():
         raise BundleNotFoundError(f"{bundle} has no {MANIFEST}: not a voxport bundle")
     try:
-        try:
-            manifest = Manifest.from_json(json.loads(path.read_text()), path)
-        except json.JSONDecodeError as e:
-            raise BundleIntegrityError(f"{path} is not valid JSON ({e}); re-export it") from e
+        manifest = Manifest.from_json(read_manifest_json(path), path)
         if verify:
             verify_bundle(bundle, manifest)
         else:  # no hashing, but never a link out of the bundle nor an unlisted file

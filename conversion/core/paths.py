@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from conversion.core.errors import UserError
 def ensure_writable_folder(folder: Path) -> Path:
     """Create `folder` if needed; a UserError naming it when it cannot be written."""
     folder = Path(folder) if str(folder) else Path(".")
+    check_name_lengths(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -29,6 +31,51 @@ def ensure_writable_folder(folder: Path) -> Path:
     except OSError as e:
         raise UserError(f"cannot write to {folder}: {e.strerror}") from e
     return folder
+
+
+#: The file system's limits where it says none (Linux: ext4, tmpfs, xfs, btrfs alike).
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def _limit(path: Path, name: str, default: int) -> int:
+    """`pathconf(name)` of the nearest existing folder above `path` (its file system's own)."""
+    p = Path(os.path.abspath(path))
+    for folder in (p, *p.parents):
+        try:
+            return int(os.pathconf(folder, name))
+        except (OSError, ValueError):
+            continue
+    return default
+
+
+def shown(path: Path | str, width: int = 60) -> str:
+    """`path` for a one-line message: a long name cut in the middle (a 5,000-character name
+    would be the whole error)."""
+    text = str(path)
+    return text if len(text) <= width else f"{text[: width // 2]}…{text[-width // 2 :]}"
+
+
+def check_name_lengths(path: Path | str, what: str | None = None) -> None:
+    """A UserError when a name in `path` is longer than its file system takes (NAME_MAX
+    bytes per name, PATH_MAX bytes in all): every later call on it (stat, open, mkdir) would
+    fail with ENAMETOOLONG, some only after minutes of work."""
+    path = Path(path)
+    label = what or shown(path)
+    name_max = _limit(path, "PC_NAME_MAX", NAME_MAX)
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            raise UserError(
+                f"{label}: the name {shown(part, 24)!r} is {size} bytes, over the file "
+                f"system's {name_max} bytes per name; give a shorter name"
+            )
+    size = len(os.fsencode(os.path.abspath(path)))
+    path_max = _limit(path, "PC_PATH_MAX", PATH_MAX)
+    if size >= path_max:
+        raise UserError(
+            f"{label}: the path is {size} bytes in full, over the file system's {path_max - 1}; "
+            "give a shorter path"
+        )
 
 
 def public_mode(path: Path | str) -> None:
@@ -80,8 +127,12 @@ def writable_file(value: str | Path) -> Path:
     Outputs are written beside the target and renamed onto it (a reader never sees half a
     file), so the target is replaced, not written into: a symbolic link, a device (`/dev/null`,
     `/dev/full`), a FIFO or a socket there is refused in one line, before any work, rather
-    than swapped for a regular file."""
+    than swapped for a regular file. An empty path, or a name longer than the file system
+    takes, is refused too (`check_name_lengths`)."""
+    if not str(value):
+        raise UserError("an output path is empty: give a file path")
     path = Path(value)
+    check_name_lengths(path)
     if path.is_symlink():
         raise UserError(
             f"{path} is a symbolic link: outputs replace their target by a rename, which would "
@@ -115,7 +166,20 @@ def partial_path(target: Path | str) -> Path:
     processes that are gone (killed mid-write) are removed first."""
     target = Path(target)
     sweep_dead_partials(target.parent)
-    return target.with_name(f".{target.name}{_PARTIAL}{os.getpid()}")
+    return target.with_name(f".{_partial_stem(target.name)}{_PARTIAL}{os.getpid()}")
+
+
+def _partial_stem(name: str) -> str:
+    """`name`, or when `.NAME.partial-PID` would pass NAME_MAX (a valid 250-byte target, whose
+    write failed after all the work), its first bytes and a hash of the whole: still one
+    name per target, within the limit whatever the pid (7 digits at most on Linux)."""
+    raw = os.fsencode(name)
+    room = NAME_MAX - 1 - len(_PARTIAL) - 7
+    if len(raw) <= room:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    head = raw[: room - 17].decode("utf-8", "ignore")  # whole characters only
+    return f"{head}~{digest}"
 
 
 def sweep_dead_partials(folder: Path) -> list[Path]:
@@ -139,6 +203,8 @@ def sweep_dead_partials(folder: Path) -> list[Path]:
 def write_json(path: Path | str | None, payload: dict) -> None:
     """Write `payload` as JSON to `path` (nothing when None); NaN is refused, not written."""
     if path is not None:
+        if not str(path):
+            raise UserError("a JSON output path is empty: give a file path")
         text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
         tmp = partial_path(path)
         try:

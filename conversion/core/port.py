@@ -20,6 +20,7 @@ Everything that names, finds or reuses a bundle lives here, so `export`, `speak`
 from __future__ import annotations
 
 import json
+import os
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -28,7 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from conversion.core import bundle_lock, hub
-from conversion.core.bundle import FORMAT, MANIFEST, is_bundle_folder, key_digest, load_manifest
+from conversion.core.bundle import (
+    FORMAT,
+    MANIFEST,
+    is_bundle_folder,
+    key_differences,
+    key_digest,
+    load_manifest,
+)
 from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, UserError
 from conversion.core.weights_folder import cache_dir, folder_problem, read_manifest
 
@@ -259,19 +267,27 @@ class ModelPort(ABC):
         precisions: dict[str, str] | None = None,
         variant: str | None = None,
         loaded: Any = None,
+        overwrite: bool = False,
     ) -> Path:
         """The bundle for these arguments: reused when current, else exported (once, also when
         two processes ask for it at the same time: the second waits and reuses it).
+
+        The default folder (`bundle_path`, `bundles/…`) is voxport's own: a bundle there made
+        from other arguments is re-exported. A `path` given (`--bundle`) is the user's: one
+        that fails its verification, or is no bundle, is refused and left as it is; an intact
+        bundle there made from other arguments is re-exported only with `overwrite`
+        (`--overwrite`), else refused in one line naming what differs (a `--bundle` that
+        names the default folder itself is voxport's own).
 
         The process that asked holds the folder until it exits (`bundle_lock`: a gate, a bench
         or a speak uses its bundles from first to last call, between sessions too), so no other
         process replaces it meanwhile; every session it opens there checks that the folder
         still holds `key`'s graphs."""
         key = self.bundle_key(folder, config, dtype, graphs, precisions)
-        given = path is not None  # --bundle: the user's folder, never exported over if broken
-        if path is None:
-            path = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
-        path = Path(path)
+        default = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
+        # --bundle: the user's folder, never exported over if broken, nor without --overwrite
+        given = path is not None and not _same_folder(path, default)
+        path = Path(path) if path is not None else default
         bundle_lock.expect(path, key.to_json())
         # A --bundle that fails its verification is refused (one hash of it, the first).
         current = check_replaceable if given else self._verified_key
@@ -285,8 +301,13 @@ class ModelPort(ABC):
             bundle_lock.keep(use)
             return path
         use.release()
+        if given and not overwrite and have is not None:
+            raise UserError(other_arguments(path, have, key.to_json()))
         with bundle_lock.writing(path, self.name):
-            if current(path) != key.to_json():  # else exported while this process waited
+            have = current(path)
+            if have != key.to_json():  # else exported while this process waited
+                if given and not overwrite and have is not None:  # written while it waited
+                    raise UserError(other_arguments(path, have, key.to_json()))
                 if (path / "manifest.json").exists():
                     print(
                         f"{self.name}: {path} was exported from other weights, sizes or "
@@ -296,6 +317,35 @@ class ModelPort(ABC):
                 self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))
             bundle_lock.keep(bundle_lock.Use(path))  # taken before the write lock is let go
         return path
+
+    def check_reuse(
+        self,
+        folder: Path,
+        config: Any,
+        config_name: str,
+        dtype: str,
+        path: Path | None,
+        overwrite: bool,
+        graphs: Sequence[str] | None = None,
+        precisions: dict[str, str] | None = None,
+        variant: str | None = None,
+    ) -> None:
+        """`ensure_bundle`'s refusal of a `--bundle` made from other arguments, said before the
+        weights load (a gate loads its model and runs its oracle before it asks for a bundle):
+        the bundle's manifest is read, not hashed. Anything else (nothing there, a broken
+        bundle) is left to `ensure_bundle`, which verifies it."""
+        if path is None or overwrite:
+            return
+        default = self.bundle_path(config_name, dtype, variant, self.weights_tag(folder))
+        if _same_folder(path, default):
+            return
+        try:
+            have = load_manifest(path, verify=False).key
+        except UserError:
+            return
+        want = self.bundle_key(folder, config, dtype, graphs, precisions).to_json()
+        if have != want:
+            raise UserError(other_arguments(Path(path), have, want))
 
     def export(
         self,
@@ -310,6 +360,20 @@ class ModelPort(ABC):
         key = self.bundle_key(folder, config, dtype)
         bundle_lock.expect(dest, key.to_json())
         return self.export_bundle(ExportJob(folder, config, dest, key, dtype, overwrite, loaded))
+
+
+def _same_folder(a: Path | str, b: Path | str) -> bool:
+    """Whether two paths name one folder, by resolved identity (links, `..`, `./`)."""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def other_arguments(path: Path, have: dict, want: dict) -> str:
+    """The one line refusing a `--bundle` made from other arguments (no `--overwrite`)."""
+    return (
+        f"--bundle {path} holds a bundle made from other arguments "
+        f"({key_differences(have, want)}): pass --overwrite to re-export it there, or give "
+        "another --bundle (or none: the default bundles/ folder is re-exported as needed)"
+    )
 
 
 def check_replaceable(path: Path) -> dict | None:
@@ -344,6 +408,7 @@ class BundleSource:
     config_name: str
     path: Path | None = None
     loaded: Any = None
+    overwrite: bool = False  # --overwrite: re-export a --bundle made from other arguments
 
     def get(
         self,
@@ -363,6 +428,29 @@ class BundleSource:
             precisions=precisions,
             variant=variant,
             loaded=self.loaded,
+            overwrite=self.overwrite,
+        )
+
+    def check(
+        self,
+        config: Any,
+        dtype: str,
+        graphs: Sequence[str] | None = None,
+        precisions: dict[str, str] | None = None,
+        variant: str | None = None,
+    ) -> None:
+        """`get`'s refusal of a `--bundle` made from other arguments, before any load
+        (`ModelPort.check_reuse`)."""
+        self.port.check_reuse(
+            self.folder,
+            config,
+            self.config_name,
+            dtype,
+            self._path(variant),
+            self.overwrite,
+            graphs,
+            precisions,
+            variant,
         )
 
     def _path(self, variant: str | None) -> Path | None:

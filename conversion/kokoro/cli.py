@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conversion.cli.values import positive_number
+from conversion.cli.values import number_in
 from conversion.core.errors import UserError
 
 from . import host, weights
@@ -20,10 +21,18 @@ from .port import PORT
 
 if TYPE_CHECKING:
     from .pipeline import SpeakOptions
-from .voice import check_voice_files
+from .voice import check_voice_files, voice_files
 
 VERBS = ("gate", "bench", "phonemize")  # export and speak: every port has them (cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
+# Frames per token are round(duration / speed) in float32 (`alignment.pred_durations`): at
+# 1e-300 that is infinite and the utterance has no frames ("L = 0", after the bundle loaded);
+# a tenth of normal already makes each token ten times longer than the model was trained on.
+SPEED_RANGE = (0.1, 10.0)
+# The G2P reads numbers with num2words, which overflows past 306 digits (and Python's int()
+# refuses 4,300): a traceback after the weights load. Longer runs of digits are refused.
+MAX_NUMBER_DIGITS = 300
+_NUMBER = re.compile(r"\d(?:[\d,\u200b-\u200d\u2060\ufeff]*\d)?")
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
@@ -31,9 +40,10 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
         parser.add_argument(
             "--speed",
-            type=positive_number,  # checked here, not after the bundle has loaded
+            type=number_in(*SPEED_RANGE),  # checked here, not after the bundle has loaded
             default=1.0,
-            help="speaking rate, a finite number above 0 (1 = normal, 2 = twice as fast)",
+            help=f"speaking rate, {SPEED_RANGE[0]:g} to {SPEED_RANGE[1]:g} (1 = normal, "
+            "2 = twice as fast)",
         )
     if verb == "bench":
         parser.add_argument(
@@ -51,8 +61,46 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
 
 def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path:
     return PORT.ensure_bundle(
-        folder, config, args.config, args.dtype, path=args.bundle, loaded=loaded
+        folder,
+        config,
+        args.config,
+        args.dtype,
+        path=args.bundle,
+        loaded=loaded,
+        overwrite=args.overwrite,
     )
+
+
+def _resolve(args: argparse.Namespace) -> tuple[Path, object]:
+    """The snapshot and config; a `--bundle` made from other arguments (no `--overwrite`) is
+    refused now, before the model loads."""
+    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    PORT.check_reuse(folder, config, args.config, args.dtype, args.bundle, args.overwrite)
+    return folder, config
+
+
+def input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The voice pack files `--voice` names (a name or a blend's names are no file): what
+    `-o` must not replace (`conversion/cli/outputs.py`)."""
+    return [("--voice", path) for path in voice_files(getattr(args, "voice", None) or "")]
+
+
+def text_to_chunks(text: str, **kwargs) -> list:
+    """`host.text_to_chunks`, with a number too long for the G2P refused in one line."""
+    for match in _NUMBER.finditer(text):
+        digits = sum(c.isdigit() for c in match.group())
+        if digits > MAX_NUMBER_DIGITS:
+            raise UserError(
+                f"TEXT has a number of {digits} digits at character {match.start()}: the G2P "
+                f"reads numbers of up to {MAX_NUMBER_DIGITS} digits; write it in words, or "
+                "split it into groups"
+            )
+    try:
+        return host.text_to_chunks(text, **kwargs)
+    except OverflowError as e:  # a number the pattern above did not see whole (num2words)
+        raise UserError(
+            f"TEXT has a number too long for the G2P ({str(e)[:40]}…): write it in words"
+        ) from None
 
 
 def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
@@ -61,7 +109,7 @@ def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
     `KokoroPort.options_for_weights`)."""
     from .pipeline import SpeakOptions
 
-    host.text_to_chunks(args.text)  # bad text fails before minutes of export
+    text_to_chunks(args.text)  # bad text fails before minutes of export
     check_voice_files(args.voice)
     return SpeakOptions(voice=args.voice, speed=args.speed, seed=args.seed)
 
@@ -76,7 +124,7 @@ def gate(args: argparse.Namespace) -> int:
         from .mutants import CATALOGUE
 
         mutants = select(CATALOGUE, args.mutants)  # an unknown name: before any loading
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    folder, config = _resolve(args)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
     if mutants is not None:
@@ -114,9 +162,7 @@ def bench(args: argparse.Namespace) -> int:
     from .bench import bench_sentences, run_bench
 
     bench_sentences(args.config, args.sentences)  # bad counts fail before minutes of loading
-    if args.repeats is not None and args.repeats < 1:
-        raise UserError(f"--repeats must be at least 1, got {args.repeats}")
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
+    folder, config = _resolve(args)  # --repeats: a count of at least 1 (`values.count`)
     kmodel = weights.load_kmodel(folder)
     bundle = _bundle(args, folder, config, loaded=kmodel)
     return run_bench(
@@ -142,7 +188,7 @@ def phonemize(args: argparse.Namespace) -> int:
         raise UserError(f"--max-ids must be between 3 and {host.MAX_IDS}, got {max_ids}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = host.text_to_chunks(args.text, max_ids=max_ids)
+        chunks = text_to_chunks(args.text, max_ids=max_ids)
     for w in caught:
         if issubclass(w.category, UserWarning):  # dropped symbols, unpronounced words
             print(f"voxport: warning: {w.message}", file=sys.stderr)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -68,6 +69,10 @@ def _checked(pack: np.ndarray, where: str) -> np.ndarray:
         )
     if not np.issubdtype(a.dtype, np.floating):
         raise WeightsError(f"voice pack {where} holds {a.dtype}, expected floats")
+    if not np.isfinite(a).all():  # a NaN style row makes every duration NaN: no frames
+        raise WeightsError(
+            f"voice pack {where} holds NaN or infinite values: re-download or re-copy it"
+        )
     return a.astype(np.float32).reshape(PACK_SHAPE)
 
 
@@ -89,6 +94,8 @@ def _load_pt(path: Path) -> np.ndarray:
         ) from e
     if not isinstance(obj, torch.Tensor):
         raise WeightsError(f"voice pack {path} holds a {type(obj).__name__}, not a tensor")
+    if not obj.is_floating_point():  # checked before any cast: .float() would hide it
+        raise WeightsError(f"voice pack {path} holds {obj.dtype}, expected floats")
     return _checked(obj.detach().float().numpy(), str(path))
 
 
@@ -113,8 +120,8 @@ def _load_single(
     if name in VOICE_NAMES:
         return _packaged_voices()[name]
     path = Path(name).expanduser()
-    if path.suffix == ".pt" or path.is_file():
-        if not path.is_file():
+    if path.suffix == ".pt" or _is_file(path):
+        if not _is_file(path):
             raise UnknownVoiceError(f"voice file {path} does not exist")
         return _load_pt(path)
     for d in extra_dirs:
@@ -141,16 +148,49 @@ def _parse_part(part: str) -> tuple[str, float | None]:
     return name, w
 
 
+# A voice name is a file name in a voices/ folder (`NAME.pt`) or a path: the file system takes
+# 255 bytes per name, so a longer part is no voice (and `stat` on it fails, ENAMETOOLONG).
+_NAME_MAX = 255
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the file system cannot hold (no voice either)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def voice_files(spec: str) -> list[Path]:
+    """The parts of ``spec`` that name an existing file (what a speak reads from disk)."""
+    found = []
+    for part in spec.split(","):
+        name, _ = _parse_part(part.strip()) if part.strip() else ("", None)
+        path = Path(name).expanduser()
+        if name and name not in VOICE_NAMES and _is_file(path):
+            found.append(path)
+    return found
+
+
 def check_voice_files(spec: str) -> None:
     """Read every part of ``spec`` that names a file, so a missing, empty or foreign pack is
     named before any weights or bundle load; names (packaged voices, a snapshot's or a
-    bundle's packs) are left to ``load_voice``, which needs those folders."""
+    bundle's packs) are left to ``load_voice``, which needs those folders. A part longer than
+    any file name is refused now, shown cut."""
     for part in spec.split(","):
         name, _ = _parse_part(part.strip())
         if name in VOICE_NAMES:
             continue
+        longest = max((len(os.fsencode(c)) for c in Path(name).parts), default=0)
+        if longest > _NAME_MAX:
+            shown = f"{name[:20]}…{name[-8:]}"
+            raise UnknownVoiceError(
+                f"--voice {shown!r} ({len(name)} characters) names no voice: a voice is a "
+                f"name among {', '.join(VOICE_NAMES)}, a voices/NAME.pt of the weights, or a "
+                f".pt path, each name at most {_NAME_MAX} bytes"
+            )
         path = Path(name).expanduser()
-        if path.suffix == ".pt" or path.is_file():  # what _load_single reads as a file
+        if path.suffix == ".pt" or _is_file(path):  # what _load_single reads as a file
             _load_single(name, [])
 
 

@@ -224,10 +224,12 @@ def _one_line_error(argv, capsys):
 
 
 def test_missing_checkpoint_file_is_named(tmp_path, capsys):
+    w = tmp_path / "w"  # the output beside the weights folder: inside it is refused (issue 29)
+    w.mkdir()
     for name in ("ve.safetensors", "t3_cfg.safetensors", "tokenizer.json"):
-        (tmp_path / name).write_bytes(b"")
+        (w / name).write_bytes(b"")
     code, err = _one_line_error(
-        ["speak", "chatterbox", "Hi.", "--weights", str(tmp_path), "-o", str(tmp_path / "o.wav")],
+        ["speak", "chatterbox", "Hi.", "--weights", str(w), "-o", str(tmp_path / "o.wav")],
         capsys,
     )
     assert code == 2 and err and "s3gen.safetensors is missing" in err[0]

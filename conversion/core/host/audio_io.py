@@ -116,3 +116,23 @@ def speak_into_wav(
 
         result = speak(on_audio)
     return result, first[0] if first else None
+
+
+# -- reference recordings (read, never written) -------------------------------------------------
+
+#: The lowest sample rate a reference recording may have: telephone speech's 8 kHz. Below it
+#: a clip holds no voice to clone, and its header's length misleads (ten samples at "1 Hz" are
+#: ten seconds, resampled to 240,000 samples of nothing).
+MIN_REFERENCE_RATE = 8000
+
+
+def check_reference_rate(path: str | Path, rate: int | None) -> None:
+    """A `ReferenceAudioError` when the header's sample rate (None: unknown, the decoder's
+    own formats) is below `MIN_REFERENCE_RATE`."""
+    from conversion.core.errors import ReferenceAudioError
+
+    if rate is not None and rate < MIN_REFERENCE_RATE:
+        raise ReferenceAudioError(
+            f"reference audio {path} is sampled at {rate} Hz; a voice needs at least "
+            f"{MIN_REFERENCE_RATE} Hz (16-48 kHz is usual): record or export it at a real rate"
+        )
