@@ -220,6 +220,84 @@ def bundle_kept(d: Path) -> str | None:
     return None if m.read_bytes() == made.read_bytes() else "the --bundle was exported over"
 
 
+# issue 29: outputs vs inputs, one-line errors (what the probes below start from)
+
+_LONG = "a" * 300  # past NAME_MAX (255 bytes)
+
+
+def _wav_bytes(rate: int = 16_000, frames: int = 32_000) -> bytes:
+    """A mono 16-bit wav (a quiet tone), made with the standard library only."""
+    import io
+    import math
+    import struct
+    import wave
+
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(
+            b"".join(struct.pack("<h", int(3000 * math.sin(i / 7))) for i in range(frames))
+        )
+    return buf.getvalue()
+
+
+def _file(rel: str, data: bytes) -> Callable[[Path], None]:
+    def prepare(d: Path) -> None:
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_bytes(data)
+
+    return prepare
+
+
+def same_bytes(rel: str, data: bytes) -> Check:
+    def check(d: Path) -> str | None:
+        p = d / rel
+        return None if p.is_file() and p.read_bytes() == data else f"{rel} was changed or removed"
+
+    return check
+
+
+def _manifest_bytes(raw: bytes) -> Callable[[Path], None]:
+    def prepare(d: Path) -> None:
+        (_core_bundle(d) / "manifest.json").write_bytes(raw)
+
+    return prepare
+
+
+def _key_edited(model: str) -> Callable[[Path], None]:
+    """An intact bundle whose manifest key was edited by hand (hashes intact): made, it says,
+    from `model`'s weights ff…ff."""
+
+    def prepare(d: Path) -> None:
+        _edit(d, lambda doc: doc.update(key={"model": model, "weights_sha256": "ff" * 32}))
+
+    return prepare
+
+
+def key_kept(d: Path) -> str | None:
+    """The hand-edited bundle was not exported over."""
+    doc = json.loads((d / "b" / "manifest.json").read_text())
+    kept = doc["key"].get("weights_sha256") == "ff" * 32
+    return None if kept else "the --bundle was exported over"
+
+
+def _voice_pack(kind: str) -> Callable[[Path], None]:
+    def prepare(d: Path) -> None:
+        import torch
+
+        shape = (510, 1, 256)
+        pack = (
+            torch.zeros(shape, dtype=torch.int32)
+            if kind == "int32"
+            else torch.full(shape, float("nan"))
+        )
+        torch.save(pack, d / "v.pt")
+
+    return prepare
+
+
 # -- the catalogue ---------------------------------------------------------------------------
 
 _TEXT = "Hello there."
@@ -385,7 +463,153 @@ def catalogue() -> list[Probe]:
                 ("index-1200-deep", _fixtures_index(b"[" * 1200 + b"]" * 1200), "nested"),
             )
         ),
-    ]
+        # issue 29: outputs vs inputs, one-line errors
+        Probe(
+            "speak-ref-is-the-output",
+            ["speak", "chatterbox", _TEXT, "--weights", "random", *_REDUCED, "--ref", "{d}/r.wav",
+             "-o", "{d}/r.wav"],
+            "is the --ref",
+            _file("r.wav", _wav_bytes()),
+            [same_bytes("r.wav", _wav_bytes())],
+        ),
+        Probe(
+            "speak-voice-pack-is-the-output",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "--voice", "{d}/v.pt", "-o", "{d}/sub/../v.pt"],
+            "is the --voice",
+            _file("v.pt", b"a voice pack"),
+            [same_bytes("v.pt", b"a voice pack")],
+        ),
+        Probe(
+            "speak-output-in-the-weights-folder",
+            ["speak", "kokoro", _TEXT, "--weights", "{d}/w", "-o", "{d}/w/kokoro-v1_0.pth"],
+            "inside the weights folder",
+            _file("w/kokoro-v1_0.pth", b"weights"),
+            [same_bytes("w/kokoro-v1_0.pth", b"weights")],
+        ),
+        Probe(
+            "gate-json-and-markdown-one-file",
+            ["gate", "core", "--json", "{d}/x", "--markdown", "{d}/./x"],
+            "name the same file",
+            None,
+            [absent("x")],
+        ),
+        Probe(
+            "speak-output-into-its-bundle",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "--bundle", "{d}/b", "-o", "{d}/b/x.wav"],
+            "inside --bundle",
+            _core_bundle,
+            [absent("x.wav")],
+        ),
+        Probe(
+            "export-into-a-bundle",
+            ["export", "core", "--output-dir", "{d}/b/sub"],
+            "inside the bundle",
+            _core_bundle,
+            [lambda d: f"{d}/b/sub was made" if (d / "b" / "sub").exists() else None],
+        ),
+        Probe(
+            "export-over-the-working-folder",
+            ["export", "core", "--output-dir", str(REPO), "--overwrite"],
+            "holds the working folder",
+        ),
+        Probe(
+            "gate-bundle-key-edited-by-hand",
+            ["gate", "audio8_tts", "--weights", "random", *_REDUCED, "--bundle", "{d}/b"],
+            "made from other arguments",
+            _key_edited("audio8_tts"),
+            [key_kept],
+            within=60.0,  # the random snapshot's hash (no load, no export)
+        ),
+        Probe(
+            "sweep-weights-seeds-into-one-bundle",
+            ["gate", "chatterbox", "--weights", "random", "--weights-seeds", "0,1", "--bundle",
+             "{d}/mine"],
+            "--weights-seeds with --bundle",
+        ),
+        *(
+            Probe(f"serve-manifest-{name}", ["serve", "{d}/b"], says, _manifest_bytes(raw),
+                  full=name == "a-string")
+            for name, raw, says in (
+                ("a-list", b"[1, 2]", "JSON list"),
+                ("a-string", b'"x"', "JSON string"),
+                ("not-utf8", b"\xff\xfe{", "not UTF-8"),
+                ("1200-deep", b"[" * 1200 + b"]" * 1200, "nested too deeply"),
+            )
+        ),
+        Probe(
+            "sideload-manifest-1200-deep",
+            ["sideload", "core", "--dry-run", "--device", "X", "--app-id", "a.b", "--bundle",
+             "{d}/b"],
+            "nested too deeply",
+            _manifest_bytes(b"[" * 1200 + b"]" * 1200),
+        ),
+        Probe(
+            "speak-workers-10-to-the-15",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "-o", "{d}/x.wav", "--workers",
+             "1000000000000000"],
+            "--workers",
+        ),
+        *(
+            Probe(f"bench-{m}-repeats-{n}", ["bench", m, *w, "--repeats", n], "--repeats",
+                  full=m != "core")
+            for m, w in (("core", []), ("chatterbox", ["--weights", "random"]))
+            for n in ("-1", "0")
+        ),
+        Probe("gate-json-empty", ["gate", "core", "--json", ""], "--json is empty"),
+        Probe("speak-output-empty", ["speak", "kokoro", _TEXT, *_REDUCED, "-o", ""], "-o is empty"),
+        *(
+            Probe(f"name-past-name-max-{flag}", argv, "over the file system's 255 bytes",
+                  full=flag != "o")
+            for flag, argv in (
+                ("o", ["speak", "kokoro", _TEXT, *_REDUCED, "-o", f"{{d}}/{_LONG}.wav"]),
+                ("json", ["gate", "core", "--json", f"{{d}}/{_LONG}.json"]),
+                ("output-dir", ["export", "core", "--output-dir", f"{{d}}/{_LONG}"]),
+            )
+        ),
+        Probe("phonemize-5000-digits", ["phonemize", "kokoro", "1" * 5000], "5000 digits"),
+        Probe(
+            "speak-voice-5000-characters",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "-o", "{d}/x.wav", "--voice", "a" * 5000],
+            "(5000 characters)",
+        ),
+        Probe(
+            "gate-weights-file-a-folder",
+            ["gate", "kokoro", "--weights", "{d}/w"],
+            "is a folder",
+            lambda d: (d / "w" / "kokoro-v1_0.pth").mkdir(parents=True),
+        ),
+        *(
+            Probe(
+                f"speak-voice-pack-{kind}",
+                ["speak", "kokoro", _TEXT, *_REDUCED, "-o", "{d}/x.wav", "--voice", "{d}/v.pt"],
+                says,
+                _voice_pack(kind),
+                full=kind == "nan",
+            )
+            for kind, says in (("int32", "holds torch.int32"), ("nan", "NaN"))
+        ),
+        *(
+            Probe(
+                f"speak-{m}-reference-at-1-hz",
+                ["speak", m, _TEXT, "--weights", "random", *_REDUCED, "--ref", "{d}/r.wav",
+                 *(["--ref-text", "hi"] if m == "audio8_tts" else []), "-o", "{d}/x.wav"],
+                "sampled at 1 Hz",
+                _file("r.wav", _wav_bytes(rate=1, frames=10)),
+                full=m != "chatterbox",
+            )
+            for m in ("chatterbox", "audio8_tts")
+        ),
+        Probe(
+            "gate-chatterbox-mutants-nope",
+            ["gate", "chatterbox", "--weights", "random", *_REDUCED, "--mutants", "nope"],
+            "unknown fault(s) nope",
+        ),
+        Probe(
+            "speak-kokoro-speed-1e-300",
+            ["speak", "kokoro", _TEXT, *_REDUCED, "--speed", "1e-300", "-o", "{d}/x.wav"],
+            "--speed",
+        ),
+    ]  # fmt: skip
     return probes
 
 

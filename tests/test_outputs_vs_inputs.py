@@ -353,3 +353,19 @@ def test_nothing_loads_is_in_force(nothing_loads):
     """The fixture this file leans on still refuses a load (a guard against a rename)."""
     with pytest.raises(Loaded):
         ModelPort.resolve(registry.port("kokoro"), None, "reduced", 0)
+
+
+def test_verbs_that_only_read_a_bundle_are_not_refused_for_where_it_lies(tmp_path):
+    """`serve B` and `sideload --bundle B` write nothing into B: a bundle kept inside another
+    folder that is a bundle is theirs to read (the write rules are for gate, speak, bench and
+    export, which may export there)."""
+    import argparse
+
+    from conversion.cli import outputs
+
+    outer = _bundle(tmp_path / "outer")
+    inner = _bundle(outer / "inner")
+    for verb in ("serve", "sideload"):
+        outputs.check(argparse.Namespace(verb=verb, bundle=str(inner)))
+    with pytest.raises(outputs.UserError, match="inside the bundle"):
+        outputs.check(argparse.Namespace(verb="gate", bundle=str(inner)))

@@ -36,6 +36,8 @@ FILE_FLAGS = (("output", "-o"), ("json_path", "--json"), ("markdown", "--markdow
 #: The folders a verb may write: an export's destination, and a `--bundle` (exported there
 #: when missing or stale).
 FOLDER_FLAGS = (("output_dir", "--output-dir"), ("bundle", "--bundle"))
+#: The verbs that may write a bundle folder (an export, or a stale --bundle re-exported).
+WRITING_VERBS = ("export", "gate", "speak", "bench")
 #: Files a verb reads (a model's own inputs come from its CLI module's `input_files`).
 INPUT_FLAGS = (("ref", "--ref"),)
 
@@ -76,6 +78,8 @@ def check_names(args: argparse.Namespace) -> None:
         value = getattr(args, attr, None)
         if value is None:
             continue
+        if attr == "bundle" and args.verb == "serve":
+            flag = "BUNDLE"  # `voxport serve BUNDLE`: a positional
         if not str(value):
             raise UserError(f"{flag} is empty: give a path")
         check_name_lengths(Path(value), f"{flag} {shown(value)}")
@@ -92,11 +96,13 @@ def check(
     `weights`: the local weights folder, if one was given."""
     files = [(flag, Path(v)) for attr, flag in FILE_FLAGS if (v := getattr(args, attr, None))]
     folders = [(f, Path(v)) for attr, f in FOLDER_FLAGS if (v := getattr(args, attr, None))]
+    if args.verb not in WRITING_VERBS:  # `serve B`, `sideload --bundle B` only read it
+        folders = []
     read = [(flag, Path(v)) for attr, flag in INPUT_FLAGS if (v := getattr(args, attr, None))]
     read += [(flag, Path(p)) for flag, p in inputs]
     if weights is not None:
         read.append(("--weights", weights))
-    bundle = getattr(args, "bundle", None)
+    bundle = getattr(args, "bundle", None) if args.verb in WRITING_VERBS else None
     for i, (flag, path) in enumerate(files):
         for other_flag, other in files[:i]:
             if same_file(path, other):
