@@ -246,6 +246,9 @@ ONE_LINERS = [
     (["gate", "core", "--json", f"out/{LONG}/g.json"], f"is {NAME_MAX + 1} bytes"),
     (["export", "core", "--output-dir", LONG], f"is {NAME_MAX + 1} bytes"),
     (["gate", "kokoro", "--weights", "w" * 5000], "--weights www"),
+    # a valid name whose lock and staging folder beside it would not be: a traceback at start
+    (["export", "core", "--output-dir", "k" * 250], "a bundle folder's name may be 191 bytes"),
+    (["speak", "kokoro", "Hi.", "-o", "x.wav", "--bundle", "k" * 192], "this one is 192"),
     (["gate", "core", "--json", "/".join(["d" * 200] * 21)], "bytes in full"),
     (["phonemize", "kokoro", "1" * 5000], "a number of 5000 digits"),
     (["phonemize", "kokoro", "1" + ",111" * 150], "a number of 451 digits"),

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from conversion.core.bundle import MANIFEST, is_bundle_folder
 from conversion.core.errors import UserError
-from conversion.core.paths import check_name_lengths, shown
+from conversion.core.paths import NAME_MAX, check_name_lengths, shown
 
 #: The output files a verb may name: (attribute, flag).
 FILE_FLAGS = (("output", "-o"), ("json_path", "--json"), ("markdown", "--markdown"),
@@ -38,6 +38,10 @@ FILE_FLAGS = (("output", "-o"), ("json_path", "--json"), ("markdown", "--markdow
 FOLDER_FLAGS = (("output_dir", "--output-dir"), ("bundle", "--bundle"))
 #: The verbs that may write a bundle folder (an export, or a stale --bundle re-exported).
 WRITING_VERBS = ("export", "gate", "speak", "bench")
+#: The longest bundle folder name: beside a folder B its writers make `.B.lock`,
+#: `.B.tmp-PID-xxxxxxxx`, `.B.old-PID` and side bundles such as `B-gate-est-fp16` (and their
+#: staging folders), each a name that must fit NAME_MAX too.
+BUNDLE_NAME_MAX = NAME_MAX - 64
 #: Files a verb reads (a model's own inputs come from its CLI module's `input_files`).
 INPUT_FLAGS = (("ref", "--ref"),)
 
@@ -83,6 +87,17 @@ def check_names(args: argparse.Namespace) -> None:
         if not str(value):
             raise UserError(f"{flag} is empty: give a path")
         check_name_lengths(Path(value), f"{flag} {shown(value)}")
+        size = len(os.fsencode(Path(value).name))
+        if (
+            attr in ("output_dir", "bundle")
+            and args.verb in WRITING_VERBS
+            and size > BUNDLE_NAME_MAX
+        ):
+            raise UserError(
+                f"{flag} {shown(value)}: a bundle folder's name may be {BUNDLE_NAME_MAX} bytes, "
+                f"this one is {size} (its lock, staging and side folders beside it add up to "
+                f"{NAME_MAX - BUNDLE_NAME_MAX} more); give a shorter name"
+            )
 
 
 def check(
