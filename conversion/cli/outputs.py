@@ -157,7 +157,11 @@ def _not_over_inputs(flag: str, path: Path, read: list[tuple[str, Path]]) -> Non
 def _not_holding_inputs(flag: str, folder: Path, read: list[tuple[str, Path]]) -> None:
     """An export's folder holds neither the working folder nor anything the run reads: it is
     replaced whole by a rename."""
-    if inside(Path.cwd(), folder) or same_file(Path.cwd(), folder):
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the working folder was removed: nothing there to replace
+        cwd = None
+    if cwd is not None and (inside(cwd, folder) or same_file(cwd, folder)):
         raise UserError(
             f"{flag} {shown(folder)} holds the working folder: an export replaces its folder "
             "whole by a rename; give a new folder outside it"
