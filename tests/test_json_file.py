@@ -50,3 +50,21 @@ def test_snapshot_configs_that_are_not_json_are_weights_errors(tmp_path, case):
         with pytest.raises(WeightsError) as e:
             read(tmp_path)
         assert str(tmp_path) in str(e.value) and "\n" not in str(e.value), read
+
+
+def test_depth_is_measured_whatever_the_recursion_limit(tmp_path):
+    """Some library in a long run raises Python's recursion limit, and then the parser reads a
+    1,200-deep file (or, deeper, overflows the C stack): it is refused by measure instead;
+    brackets inside strings do not count."""
+    import sys
+
+    (tmp_path / "deep.json").write_bytes(b"[" * 1200 + b"]" * 1200)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    try:
+        with pytest.raises(JsonFileError, match="nested too deeply"):
+            load_json_file(tmp_path / "deep.json")
+    finally:
+        sys.setrecursionlimit(saved)
+    (tmp_path / "ok.json").write_text('{"a": "[[[[[[", "b": [[[1]]]}')
+    assert load_json_object(tmp_path / "ok.json") == {"a": "[[[[[[", "b": [[[1]]]}
