@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conversion.core.errors import UserError
-from conversion.core.paths import write_json
+from conversion.core.paths import write_json, write_text_file
 from gates.ladder import LadderReport
 
 
@@ -223,4 +223,4 @@ def emit_table(
     if json_path is not None:
         write_json(json_path, table.to_dict())
     if markdown is not None:
-        Path(markdown).write_text(table.markdown())
+        write_text_file(markdown, table.markdown())

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from conversion.core.paths import write_json
+from conversion.core.paths import write_json, write_text_file
 from gates.ladder import LadderReport, RungResult
 
 
@@ -114,4 +114,4 @@ def emit(
     if json_path:
         to_json(report, json_path)
     if markdown_path:
-        Path(markdown_path).write_text(to_markdown(report))
+        write_text_file(markdown_path, to_markdown(report))

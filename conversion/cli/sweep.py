@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from conversion.core.errors import UserError
-from conversion.core.paths import write_json
+from conversion.core.paths import write_json, write_text_file
 from gates import sweep
 
 # Flags the sweep sets per run (or writes itself): removed from the children's command line.
@@ -100,5 +100,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         args.json_path, {"model": args.model, "passed": passed, "runs": reports, "worst": rows}
     )
     if getattr(args, "markdown", None):
-        Path(args.markdown).write_text(table)
+        write_text_file(args.markdown, table)
     return 0 if passed else 1

@@ -205,14 +205,19 @@ def write_json(path: Path | str | None, payload: dict) -> None:
     if path is not None:
         if not str(path):
             raise UserError("a JSON output path is empty: give a file path")
-        text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
-        tmp = partial_path(path)
-        try:
-            tmp.write_text(text)
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_text_file(path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
+
+
+def write_text_file(path: Path | str, text: str) -> None:
+    """Write `text` beside `path` and rename it on (an existing file is replaced whole; a run
+    that fails leaves what was there)."""
+    tmp = partial_path(path)
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 # -- staging folders: a finished folder appears by rename; a killed writer leaves only these --
