@@ -51,11 +51,24 @@ public struct Manifest: Decodable, Sendable {
     /// Decode manifest bytes; `source` names the file in errors. The format is checked before
     /// anything else so a newer bundle fails with its version, not with a missing key.
     public static func decode(_ data: Data, source: String = Manifest.fileName) throws -> Manifest {
+        // The same words as Python's `bundle.read_manifest_json`: not JSON, or JSON that is not
+        // an object (a list, a string, ...), before any key is looked for.
+        let top: Any
+        do {
+            top = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw VoxportError(.bundleIntegrity, "\(source) is not JSON (\(error)); re-export it")
+        }
+        guard top is [String: Any] else {
+            throw VoxportError(
+                .bundleIntegrity,
+                "\(source) holds a JSON \(jsonKind(data)), not the object a manifest is; re-export it")
+        }
         let probe: FormatProbe
         do {
             probe = try JSONDecoder().decode(FormatProbe.self, from: data)
         } catch {
-            throw VoxportError(.bundleIntegrity, "\(source) is not valid JSON (\(error)); re-export it")
+            throw VoxportError(.bundleIntegrity, "\(source): malformed manifest (\(error)); re-export it")
         }
         guard probe.format == format else {
             let found = probe.format.map { PythonRepr.string($0) } ?? "none"
@@ -204,5 +217,18 @@ public struct TensorSpec: Decodable, Equatable, Sendable {
         self.name = name
         self.shape = shape
         self.dtype = dtype
+    }
+}
+
+/// Python's name for the kind of a top-level JSON value that is not an object, read off its
+/// first byte (the same on every platform; NSNumber bridging tells booleans apart differently).
+func jsonKind(_ data: Data) -> String {
+    let first = data.first { !(" \t\r\n".utf8.contains($0)) }
+    switch first {
+    case UInt8(ascii: "["): return "list"
+    case UInt8(ascii: "\""): return "string"
+    case UInt8(ascii: "t"), UInt8(ascii: "f"): return "boolean"
+    case UInt8(ascii: "n"): return "null"
+    default: return "number"
     }
 }

@@ -83,10 +83,11 @@ final class BundleVerifyTests: XCTestCase {
     }
 
     /// A bundle is a closed world: a link out of it (same bytes), a file its manifest does not
-    /// list, and a manifest naming `../asset` are refused with Python's message, hashed or not.
+    /// list, a manifest naming `../asset`, and a manifest that is JSON but no object (a list, a
+    /// string) are refused with Python's message, hashed or not.
     func testWaysOutOfTheBundleAreRefusedWithOrWithoutHashing() throws {
         let e = try expect()
-        XCTAssertEqual(Set(e.closed.values.map(\.damage)), ["link", "add", "escape"])
+        XCTAssertEqual(Set(e.closed.values.map(\.damage)), ["link", "add", "escape", "list", "string"])
         for (key, t) in e.closed.sorted(by: { $0.key < $1.key }) {
             let dir = try Fixtures.scratch()
             defer { try? FileManager.default.removeItem(at: dir) }
@@ -107,7 +108,8 @@ final class BundleVerifyTests: XCTestCase {
     }
 
     /// `conversion.fixtures.bundle._break_out`: link to the same bytes moved beside the
-    /// bundle, add an unlisted file, or make the manifest name the asset `../<path>`.
+    /// bundle, add an unlisted file, make the manifest name the asset `../<path>`, or replace
+    /// the manifest with a JSON list or string.
     private func breakOut(_ bundle: URL, _ rel: String, _ how: String) throws {
         let fm = FileManager.default
         let url = bundle.appendingPathComponent(rel)
@@ -118,6 +120,8 @@ final class BundleVerifyTests: XCTestCase {
             try fm.createSymbolicLink(at: url, withDestinationURL: outside)
         case "add":
             try Data("not in the manifest\n".utf8).write(to: url)
+        case "list", "string":
+            try Data((how == "list" ? "[\"voxport-bundle/1\"]\n" : "\"voxport-bundle/1\"\n").utf8).write(to: url)
         default:
             let manifestURL = bundle.appendingPathComponent(Manifest.fileName)
             var doc = try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as! [String: Any]
