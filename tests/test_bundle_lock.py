@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ import pytest
 
 from conversion.core import bundle_lock
 from conversion.core.bundle import BundleWriter, key_digest, load_manifest
-from conversion.core.errors import BundleKeyMismatchError
+from conversion.core.errors import BundleKeyMismatchError, UserError
 from conversion.core.runtime.session import IsolatedSession, Session
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
@@ -231,3 +232,89 @@ def test_export_over_a_served_bundle_waits_for_the_server(core_bundle, tmp_path)
     new = load_manifest(dest)
     assert json.dumps(new.graphs) != json.dumps(old.graphs)  # seed 5's graphs, all of them
     assert not bundle_lock.lock_path(dest).exists()  # both let go as they ended: no lock file
+
+
+# -- the lock file is voxport's own (issue 29) ------------------------------------------------
+
+
+def _uses(dest: Path) -> None:
+    """Every way a process takes the folder: a use, a write, a use inside a write."""
+    for take in (lambda: bundle_lock.Use(dest), lambda: bundle_lock.writing(dest).__enter__()):
+        with pytest.raises(UserError) as err:
+            take()
+        msg = str(err.value)
+        assert "\n" not in msg and str(bundle_lock.lock_path(dest)) in msg, msg
+        assert "not a lock file voxport made" in msg and "move it away" in msg, msg
+
+
+@pytest.mark.parametrize("target", ["missing", "user-file"])
+def test_a_lock_file_that_is_a_link_is_refused_never_followed(tmp_path, target):
+    """Reported: `.NAME.lock`, a link to a missing path: using the bundle created the link's
+    target; to a user's file: the link was removed at exit (the lock file's last holder)."""
+    dest = tmp_path / "b"
+    dest.mkdir()
+    aim = tmp_path / "elsewhere" / "target.txt"
+    aim.parent.mkdir()
+    if target == "user-file":
+        aim.write_text("the user's\n")
+    lock = bundle_lock.lock_path(dest)
+    lock.symlink_to(aim)
+    _uses(dest)
+    assert lock.is_symlink() and os.readlink(lock) == str(aim)  # kept, as it was
+    if target == "missing":
+        assert not aim.exists(), "the link's target was created"
+    else:
+        assert aim.read_text() == "the user's\n"
+    left = sorted(p.name for p in aim.parent.iterdir())
+    assert left == ([] if target == "missing" else [aim.name])
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "fifo"])
+def test_anything_but_a_lock_file_voxport_made_is_refused_and_kept(tmp_path, kind):
+    dest = tmp_path / "b"
+    dest.mkdir()
+    lock = bundle_lock.lock_path(dest)
+    if kind == "file":
+        lock.write_text("my notes\n")
+    elif kind == "folder":
+        lock.mkdir()
+    else:
+        os.mkfifo(lock)
+    _uses(dest)
+    if kind == "file":
+        assert lock.read_text() == "my notes\n"  # held by nobody, and not removed at the end
+    else:
+        assert lock.is_dir() if kind == "folder" else stat.S_ISFIFO(os.lstat(lock).st_mode)
+
+
+def test_the_lock_file_is_made_with_its_mark_and_removed_by_its_last_holder(tmp_path):
+    dest = tmp_path / "b"
+    dest.mkdir()
+    lock = bundle_lock.lock_path(dest)
+    with bundle_lock.Use(dest):
+        assert lock.read_bytes() == bundle_lock.MARK
+    assert not lock.exists()
+    lock.write_bytes(b"")  # older voxport's (empty): taken, and removed as voxport's own
+    with bundle_lock.writing(dest):
+        pass
+    assert not lock.exists()
+
+
+def test_serve_refuses_a_bundle_whose_lock_file_links_elsewhere(core_bundle, tmp_path):
+    """The issue's case, through the program: `voxport serve B --graphs=`."""
+    dest = tmp_path / "b"
+    shutil.copytree(core_bundle, dest)
+    (tmp_path / "keep.txt").write_text("keep\n")
+    bundle_lock.lock_path(dest).symlink_to(tmp_path / "keep.txt")
+    done = subprocess.run(
+        [sys.executable, "-m", "conversion.cli.main", "serve", str(dest), "--graphs="],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("voxport: error: ") and "symbolic link" in lines[0]
+    assert (tmp_path / "keep.txt").read_text() == "keep\n"
+    assert bundle_lock.lock_path(dest).is_symlink()

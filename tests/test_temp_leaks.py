@@ -88,3 +88,50 @@ def test_two_exports_into_one_folder_at_once_one_writes_the_other_refuses(tmp_pa
 
     assert load_manifest(dest).model == "core"
     assert [p.name for p in tmp_path.iterdir()] == ["b"]  # no staging or temp folder left
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_killed_writers_partial_file_is_swept_by_the_next_write_whatever_its_target(tmp_path):
+    """Reported: `speak --stream -o x.wav` killed (SIGTERM or SIGKILL) left `.x.wav.partial-PID`,
+    removed only if `x.wav` itself was written again. Now any write into the folder sweeps
+    it; a live writer's, and a user's file that merely looks like one, stay."""
+    import numpy as np
+
+    from conversion.core.host.audio_io import write_wav
+
+    dead = tmp_path / f".x.wav.partial-{_dead_pid()}"
+    dead_json = tmp_path / f".report.json.partial-{_dead_pid()}"
+    live = tmp_path / f".y.wav.partial-{os.getppid()}"  # a process that runs
+    mine = tmp_path / ".notes.partial-draft"  # no pid: not a writer's
+    for p in (dead, dead_json, live, mine):
+        p.write_text("x")
+    write_wav(tmp_path / "other.wav", np.zeros(240, np.float32), 24000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["other.wav", live.name, mine.name])
+
+
+def test_onnxruntime_leaves_nothing_in_the_temp_folder(tmp_path):
+    """Reported: onnxruntime's telemetry writes a `.ses` file into `$TMPDIR` on import, which
+    stayed after the process. `$TMPDIR` is the process's own folder while it runs."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    code = (
+        "from conversion.core import paths\n"
+        "paths.claim_temp_folder()\n"
+        "import onnxruntime\n"
+        "paths.remove_claimed_temp_folder()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in tmpdir.iterdir()) == []

@@ -163,3 +163,71 @@ def test_child_env_asks_for_the_kernel_signal_from_the_main_thread_only():
     t.start()
     t.join()
     assert got == {"PATH": "/bin", parent_watch.PARENT_ENV: str(os.getpid())}
+
+
+# A parent that spawns a bundle-mode worker as VoxportKit does (nothing in its environment)
+# and holds no lock itself: the worker is the bundle's only holder. argv: bundle, busy-file.
+BUNDLE_PARENT = r"""
+import os, subprocess, sys, time
+from conversion.core.runtime import worker_protocol as wp
+
+bundle, busy_file = sys.argv[1:3]
+WORKER = (
+    "import sys, time\n"
+    "from conversion.core.runtime import serve\n"
+    "def busy(self, header, arrays):\n"
+    f"    open({busy_file!r}, 'w').close()\n"
+    "    time.sleep(120)\n"
+    "serve.Server.op_reset_state = busy\n"
+    f"sys.exit(serve.main([{bundle!r}, '--graphs=mlp']))\n"
+)
+env = {k: v for k, v in os.environ.items() if not k.startswith("VOXPORT_P")}
+p = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, env=env, bufsize=0)
+chan, deadline = wp.PipeChannel(p.stdout.fileno(), p.stdin.fileno()), time.monotonic() + 120
+assert chan.recv(deadline)[0]["op"] == "ready"
+chan.send({"op": "reset_state", "graph": "mlp"}, deadline=deadline)  # the long call
+print(p.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_worker_whose_parent_died_releases_the_bundle_lock(core_bundle, tmp_path):
+    """Reported: `.NAME.lock` stayed beside the bundle after a worker exited because its
+    parent died (the watch thread skipped the lock registry)."""
+    import shutil
+
+    from conversion.core import bundle_lock
+
+    bundle = tmp_path / "b"
+    shutil.copytree(core_bundle, bundle)
+    busy = tmp_path / "busy"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", BUNDLE_PARENT, str(bundle), str(busy)],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    pid = None
+    try:
+        line = parent.stdout.readline()
+        assert line.strip().isdigit(), f"the parent did not start its worker ({line!r})"
+        pid = int(line)
+        deadline = time.monotonic() + SETUP_S
+        while not busy.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert busy.exists() and bundle_lock.lock_path(bundle).exists()
+        parent.kill()
+        parent.wait()
+        killed = time.monotonic()
+        while _alive(pid) and time.monotonic() - killed < BOUND_S + 5:
+            time.sleep(0.01)
+        assert not _alive(pid), "the worker outlived its parent"
+        assert not bundle_lock.lock_path(bundle).exists(), "the worker left the lock file"
+        assert _lowered(tmp_path, pid) == []
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if pid is not None and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
