@@ -16,10 +16,12 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +46,12 @@ class Probe:
     code: int = 2
     within: float = FAST_S  # seconds
     full: bool = False  # `--full` only: needs an exported Kokoro bundle, or repeats a check
+    line: str = "voxport: error:"  # how the one line starts ("voxport: terminated" for a signal)
+    # A signal sent to the program once something under the scratch folder matches this glob
+    # (and `signal_delay` s more): the probe is then of what the program leaves on its way out.
+    signal_at: str | None = None
+    sends: int = signal.SIGTERM
+    signal_delay: float = 0.5
 
 
 @dataclass
@@ -296,6 +304,202 @@ def _voice_pack(kind: str) -> Callable[[Path], None]:
         torch.save(pack, d / "v.pt")
 
     return prepare
+
+
+# issue 29: locks, signals, program files
+
+# scratch folder -> (when the signal went, the pids it stopped: the program and its children)
+_SIGNALLED: dict[Path, tuple[float, list[int]]] = {}
+
+
+def _signal_when(probe: Probe, proc: subprocess.Popen, d: Path) -> None:
+    """Send `probe.sends` to `proc` once `probe.signal_at` matches under `d` (and
+    `signal_delay` later), noting its pid and its children's for `left_nothing`."""
+    import psutil
+
+    deadline = time.monotonic() + 300
+    while not any(d.rglob(probe.signal_at)) and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return  # it ended first: the probe fails on its exit code
+        time.sleep(0.01)
+    time.sleep(probe.signal_delay)
+    try:
+        pids = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+    except psutil.Error:
+        return
+    _SIGNALLED[d] = (time.monotonic(), pids)
+    proc.send_signal(probe.sends)
+
+
+def left_nothing(d: Path) -> str | None:
+    """A second after the signal: none of the stopped processes runs, none left a temp
+    folder, and no hidden file (a lock, a staging folder, a partial output) is left under the
+    scratch folder."""
+    import psutil
+
+    if d not in _SIGNALLED:
+        return "the signal was never sent"
+    sent, pids = _SIGNALLED[d]
+    time.sleep(max(0.0, sent + 1.0 - time.monotonic()))
+    running = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    if running:
+        return f"pids {running} still run a second after the signal"
+    temp = Path(tempfile.gettempdir())
+    mine = {str(p) for p in pids}
+    folders = [f.name for f in temp.glob("voxport-*-*-*") if f.name.split("-")[2] in mine]
+    left = sorted(folders) + sorted(str(f.relative_to(d)) for f in d.rglob(".*"))
+    return f"left behind: {left}" if left else None
+
+
+def gone(rel: str) -> Check:
+    """Nothing at `rel` under the scratch folder."""
+
+    def check(d: Path) -> str | None:
+        return f"{rel} is there" if os.path.lexists(d / rel) else None
+
+    return check
+
+
+def _lock_file(kind: str) -> Callable[[Path], None]:
+    """The core bundle in `d/b`, and `d/.b.lock` made a `kind`: a link to a missing path
+    (`d/missing`), a link to the user's `d/mine.txt`, the user's own file, a FIFO."""
+
+    def prepare(d: Path) -> None:
+        _core_bundle(d)
+        lock = d / ".b.lock"
+        (d / "mine.txt").write_text("mine")
+        if kind == "link-to-missing":
+            lock.symlink_to(d / "missing")
+        elif kind == "link-to-a-users-file":
+            lock.symlink_to(d / "mine.txt")
+        elif kind == "a-users-file":
+            lock.write_text("mine")
+        else:
+            os.mkfifo(lock)
+
+    return prepare
+
+
+def _lock_kept(kind: str) -> list[Check]:
+    checks = [unchanged("mine.txt", "mine"), gone("missing")]
+    if kind.startswith("link"):
+        checks.append(still("link", ".b.lock"))
+    elif kind == "a-users-file":
+        checks.append(unchanged(".b.lock", "mine"))
+    else:
+        checks.append(still("fifo", ".b.lock"))
+    return checks
+
+
+def _bad_program(how: str, bundle: Callable[[Path], Path], asset: str) -> Callable[[Path], None]:
+    """A bundle whose `asset` program is cut in half or random bytes, re-hashed to match (its
+    manifest and its main.hash): it passes the bundle's verification."""
+
+    def prepare(d: Path) -> None:
+        import hashlib
+
+        from conversion.core.bundle import content_hash
+
+        b = bundle(d)
+        program = b / f"{asset}.aimodel" / "main.mlirb"
+        data = program.read_bytes()
+        data = data[: len(data) // 2] if how == "truncated" else os.urandom(len(data))
+        program.write_bytes(data)
+        program.with_suffix(".hash").write_bytes(hashlib.sha256(data).digest())
+        doc = json.loads((b / "manifest.json").read_text())
+        doc["graphs"][asset]["sha256"] = content_hash(b / f"{asset}.aimodel")
+        (b / "manifest.json").write_text(json.dumps(doc))
+
+    return prepare
+
+
+def no_lock_left(d: Path) -> str | None:
+    return "the bundle's lock file was left" if (d / ".b.lock").exists() else None
+
+
+def _locks_signals_programs() -> list[Probe]:
+    """The probes of issue 29's items 2, 4 and 5."""
+    lock_kinds = ("link-to-missing", "link-to-a-users-file", "a-users-file", "a-fifo")
+    says = {"a-users-file": "other contents", "a-fifo": "FIFO"}
+    export_b = ["export", "core", "--output-dir", "{d}/b"]
+    kokoro = ["speak", "kokoro", _TEXT * 6, *_REDUCED, "--bundle", "{d}/b", "-o", "{d}/x.wav"]
+    return [
+        # 2. the bundle lock is voxport's own file: never followed, written or removed
+        *(
+            Probe(
+                f"serve-lock-file-{kind}",
+                ["serve", "{d}/b", "--graphs="],
+                says.get(kind, "symbolic link"),
+                _lock_file(kind),
+                _lock_kept(kind),
+            )
+            for kind in lock_kinds
+        ),
+        Probe(
+            "export-overwrite-lock-file-link-to-missing",
+            [*export_b, "--overwrite"],
+            "symbolic link",
+            _lock_file("link-to-missing"),
+            _lock_kept("link-to-missing"),
+        ),
+        # 5. a program file the runtime cannot read, its hashes redone: refused, no abort
+        *(
+            Probe(
+                f"serve-program-{how}-rehashed",
+                ["serve", "{d}/b"],
+                "not a Core AI program",
+                _bad_program(how, _core_bundle, "mlp"),
+                [no_lock_left],
+            )
+            for how in ("truncated", "garbage")
+        ),
+        Probe(
+            "speak-kokoro-bundle-program-truncated-rehashed",
+            kokoro,
+            "not a Core AI program",
+            _bad_program("truncated", _kokoro_bundle, "vocoder"),
+            [no_lock_left, gone("x.wav")],
+            within=60.0,  # hashes the weights (the bundle's key) and the bundle
+            full=True,
+        ),
+        # 4. SIGTERM and SIGINT: the clean-up of a normal exit, within a second
+        Probe(
+            "sigterm-mid-export",
+            export_b,
+            "SIGTERM",
+            after=[left_nothing, gone("b")],
+            code=143,
+            line="voxport: terminated",
+            within=120.0,
+            signal_at=".b.tmp-*",
+            signal_delay=1.0,
+        ),
+        Probe(
+            "sigint-mid-export",
+            export_b,
+            "interrupted",
+            after=[left_nothing, gone("b")],
+            code=130,
+            line="voxport: interrupted",
+            within=120.0,
+            signal_at=".b.tmp-*",
+            signal_delay=1.0,
+            sends=signal.SIGINT,
+            full=True,  # the same clean-up as SIGTERM's
+        ),
+        Probe(
+            "sigterm-speak-kokoro-streaming",
+            [*kokoro, "--stream", "--workers", "2"],
+            "SIGTERM",
+            lambda d: _kokoro_bundle(d) and None,
+            [left_nothing, gone("x.wav")],
+            code=143,
+            line="voxport: terminated",
+            within=300.0,
+            full=True,
+            signal_at=".x.wav.partial-*",
+        ),
+    ]
 
 
 # -- the catalogue ---------------------------------------------------------------------------
@@ -610,6 +814,7 @@ def catalogue() -> list[Probe]:
             "--speed",
         ),
     ]  # fmt: skip
+    probes += _locks_signals_programs()  # issue 29: locks, signals, program files
     return probes
 
 
@@ -624,20 +829,28 @@ def run_probe(probe: Probe, root: Path) -> Outcome:
         probe.prepare(d)
     argv = [a.replace("{d}", str(d)) for a in probe.argv]
     start = time.perf_counter()
-    r = subprocess.run(
+    r = subprocess.Popen(
         [sys.executable, "-m", "conversion.cli.main", *argv],
         cwd=REPO,
-        capture_output=True,
-        timeout=600,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"},
     )
+    if probe.signal_at is not None:
+        threading.Thread(target=_signal_when, args=(probe, r, d), daemon=True).start()
+    try:
+        _, stderr = r.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        r.kill()
+        _, stderr = r.communicate()
     seconds = time.perf_counter() - start
-    err = r.stderr.decode(errors="replace").strip().splitlines()
+    err = stderr.decode(errors="replace").strip().splitlines()
     if r.returncode != probe.code:
         problems.append(f"exit {r.returncode}, not {probe.code}")
     if any("Traceback" in line for line in err):
         problems.append("a traceback")
-    errors = [line for line in err if line.startswith("voxport: error:")]
+    errors = [line for line in err if line.startswith(probe.line)]
     if len(errors) != 1:
         problems.append(f"{len(errors)} error lines: {err[-3:]}")
     elif probe.says.lower() not in errors[0].lower():
