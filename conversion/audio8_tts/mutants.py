@@ -82,6 +82,33 @@ def _faulty_slow(kv_shift: int = 0, mask_shift: int = 0, rope_shift: int = 0) ->
     return _slow
 
 
+_ORIG_HEAD_ROWS = G.head_rows
+
+
+def _head_eos_row_from_pad(embeddings: torch.Tensor, c) -> torch.Tensor:
+    # the 4,097th row read at the pad id (151,643) instead of eos (151,645)
+    rows = _ORIG_HEAD_ROWS(embeddings, c).clone()
+    rows[-1] = embeddings[c.pad_token_id]
+    return rows
+
+
+def _rope_fp32_pairs(length: int, head_dim: int, base: float):
+    """RoPE tables at exact float32 angles (the publisher rounds cos / sin to bfloat16)."""
+    exponent = torch.arange(head_dim // 2, dtype=torch.float32) * 2 / head_dim
+    angle = torch.arange(length, dtype=torch.float32)[:, None] / (float(base) ** exponent)[None]
+    return torch.cos(angle), torch.sin(angle)
+
+
+def _rotate_half(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate-half pairs (i, i + d/2) instead of the publisher's interleaved GPT-J pairs."""
+    d = x.shape[-1]
+    x32 = x.to(torch.float32)
+    c = torch.cat((cos[:, 0::2], cos[:, 0::2]), dim=-1)[:, None, :]
+    s = torch.cat((sin[:, 0::2], sin[:, 0::2]), dim=-1)[:, None, :]
+    partner = torch.cat((-x32[..., d // 2 :], x32[..., : d // 2]), dim=-1)
+    return (x32 * c + partner * s).to(x.dtype)
+
+
 def _frame_input_fault(which: str) -> Callable:
     """`frame` that ignores part of the column it is fed: the previous semantic (row 0) or the
     previous frame's codes (rows 1..10)."""
@@ -269,6 +296,24 @@ CATALOGUE: tuple[Mutant, ...] = (
         "rope-position-plus-one",
         "the slow AR's RoPE position is one past the KV row",
         lambda: _patched(G.Audio8ARGraph, "_slow", _faulty_slow(rope_shift=1)),
+        "ar",
+    ),
+    _m(
+        "rope-fp32-angles",
+        "the RoPE tables hold exact float32 angles, not the publisher's bfloat16-rounded ones",
+        lambda: _patched(AL, "bf16_rope_pairs", _rope_fp32_pairs),
+        "ar",
+    ),
+    _m(
+        "rope-rotate-half",
+        "RoPE turns rotate-half pairs (i, i + d/2), not interleaved pairs (2i, 2i + 1)",
+        lambda: _patched(AL, "rotate_pairs", _rotate_half),
+        "ar",
+    ),
+    _m(
+        "head-eos-row-from-pad",
+        "the 4,097-row head takes its eos row from the pad id's embedding",
+        lambda: _patched(G, "head_rows", _head_eos_row_from_pad),
         "ar",
     ),
     _m(

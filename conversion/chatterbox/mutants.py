@@ -113,6 +113,22 @@ def _no_conditioning():
     return _wrap(t3_host, "prefill_embeds", make)
 
 
+def _uncond_without_positions():
+    """The CFG's uncond row drops the text rows whole: the publisher zeroes only the text-token
+    embeddings and keeps their positional embeddings (port note: `text_emb[1].zero_()`)."""
+
+    def make(original):
+        def faulty(arrays, cond_emb, text_ids):
+            rows = original(arrays, cond_emb, text_ids).copy()
+            first = np.asarray(cond_emb).shape[-2]  # the conditioning rows come first
+            rows[1, first : rows.shape[1] - 2] = 0.0  # up to the two start-of-speech rows
+            return rows
+
+        return faulty
+
+    return _wrap(t3_host, "prefill_embeds", make)
+
+
 def _sampling(**changes: Any):
     def make(original):
         return lambda self: dataclasses.replace(original(self), **changes)
@@ -266,6 +282,11 @@ CATALOGUE: tuple[Mutant, ...] = (
         "t3-ignores-conditioning",
         "T3's prefill drops the voice conditioning (cond_emb zeroed)",
         _no_conditioning(),
+    ),
+    Mutant(
+        "t3-uncond-drops-text-positions",
+        "T3's uncond prefill row zeroes the text rows' positions too, not only their tokens",
+        _uncond_without_positions(),
     ),
     Mutant(
         "t3-position-off-by-one",

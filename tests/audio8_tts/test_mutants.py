@@ -16,6 +16,7 @@ from conversion.audio8_tts import mutants as M
 from conversion.audio8_tts import pipeline, weights
 from conversion.audio8_tts.ar import graphs as G
 from conversion.audio8_tts.ar import host as AH
+from conversion.audio8_tts.ar import layers as AL
 from conversion.audio8_tts.codec import graphs as CG
 from conversion.audio8_tts.codec import host as CH
 from conversion.audio8_tts.port import PORT
@@ -46,6 +47,9 @@ def _port_parts() -> tuple:
         G.Audio8ARGraph._slow,
         G.Audio8ARGraph._semantic,
         G._draw,
+        G.head_rows,
+        AL.bf16_rope_pairs,
+        AL.rotate_pairs,
         AH.generate,
         AH._prefill,
         AH.next_window,
