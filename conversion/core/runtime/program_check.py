@@ -11,7 +11,8 @@ verification. So the file is checked here first, in one line naming it:
   varint; for an aligned section an alignment varint and 0xCB padding) cover the file exactly,
   each section at most once and every section the reader needs present (`REQUIRED`);
 - when the asset has one, its `main.hash` (the sha256 of the program the converter wrote)
-  agrees — with `full=True` only: it reads the whole file (a verified load hashes anyway).
+  agrees — with `full=True` only: it reads the whole file (a verified load hashes anyway),
+  once per process and file (N workers opened on one bundle do not read it N times).
 
 Measured on this toolkit's assets (coreai-core 1.0.0b3): version 6, sections 1, 3, 2, 4, 6,
 5 (aligned: the weights), 0, 8, ending exactly at the file's end. The walk reads a few bytes
@@ -140,18 +141,28 @@ def _sections(r: _Reader, version: int) -> str | None:
     return None
 
 
+# The program files whose hash this process has compared, as (device, inode, size, mtime): a
+# pipeline opening N workers on one bundle reads each program once, not N times.
+_HASHED: set[tuple[int, int, int, int]] = set()
+
+
 def _hash_problem(path: Path) -> str | None:
     recorded = path.with_suffix(".hash")
     try:
         want = recorded.read_bytes()
+        st = os.stat(path)
     except OSError:
         return None  # an asset without one: nothing to compare
+    seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if seen in _HASHED:
+        return None
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     if h.digest() != want:
         return f"its sha256 is not the one in {recorded.name} (modified after export)"
+    _HASHED.add(seen)
     return None
 
 
