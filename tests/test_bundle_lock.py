@@ -318,3 +318,21 @@ def test_serve_refuses_a_bundle_whose_lock_file_links_elsewhere(core_bundle, tmp
     assert lines[0].startswith("voxport: error: ") and "symbolic link" in lines[0]
     assert (tmp_path / "keep.txt").read_text() == "keep\n"
     assert bundle_lock.lock_path(dest).is_symlink()
+
+
+def test_a_lock_file_made_by_another_process_meanwhile_is_taken(tmp_path, monkeypatch):
+    """Two processes find no lock file and both make one: the second's O_EXCL fails, and it
+    must take the first's, not go on holding nothing."""
+    dest = tmp_path / "b"
+    dest.mkdir()
+    make = bundle_lock._make
+
+    def raced(path: Path) -> None:
+        make(path)  # the other process, first
+        raise FileExistsError(path)
+
+    monkeypatch.setattr(bundle_lock, "_make", raced)
+    with bundle_lock.Use(dest):
+        lock = bundle_lock.lock_path(dest)
+        assert f"pid {os.getpid()} using it" in bundle_lock.holders(lock)
+    assert not lock.exists()

@@ -105,11 +105,12 @@ def _open_ours(path: Path) -> IO | None:
             # O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                try:
-                    _make(path)
-                except OSError:
-                    return None  # cannot be made here: nobody here can replace the folder
+            try:
+                _make(path)
+            except FileExistsError:
+                pass  # another process made it meanwhile: open that one
+            except OSError:
+                return None  # cannot be made here: nobody here can replace the folder
             continue
         except OSError as e:
             if e.errno == errno.ELOOP:
