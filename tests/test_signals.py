@@ -200,3 +200,35 @@ def test_a_traceback_exit_releases_the_bundle_lock_and_the_temp_folder(tmp_path)
     assert "Traceback" in done.stderr  # a bug keeps its traceback
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "tmp"]  # no .b.lock
     assert list(tmp.iterdir()) == []
+
+
+def test_a_signal_whose_exception_a_library_wrapped_is_still_one_line(tmp_path):
+    """Measured: SIGTERM while the converter walked an MLIR module (a C++ callback into
+    Python) came out as `RuntimeError: Exception raised in callback: … Terminated`, printed as
+    a bug's traceback, exit 1. Whatever a signal's exception becomes, the end is the signal's."""
+    code = (
+        "import time\n"
+        "from conversion.cli import main as cli\n"
+        "def main():\n"
+        "    print('ready', flush=True)\n"
+        "    try:\n"
+        "        time.sleep(60)\n"
+        "    except BaseException as e:  # as the MLIR bindings do\n"
+        "        raise RuntimeError(f'Exception raised in callback: {e!r}') from None\n"
+        "cli.main = main\n"
+        "cli.console()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-3000:]
+    proc.send_signal(signal.SIGTERM)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 143, err[-3000:]
+    assert err.strip().splitlines() == ["voxport: terminated (SIGTERM)"], err[-3000:]
+    assert list(tmp_path.iterdir()) == []

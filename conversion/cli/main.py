@@ -418,12 +418,15 @@ def main(argv: list[str] | None = None) -> int:
     output files (those still empty). A runtime worker that died (`RuntimeCrash`: the runtime
     aborted it) is one line naming the graph, exit 2: its log is no traceback of ours."""
     from conversion.core.errors import RuntimeCrash
+    from conversion.core.runtime import ending
 
     forget_made_folders()
     try:
         code = _main(argv)
     except RuntimeCrash as e:
         remove_made_folders()
+        if ending.ending():
+            raise  # a worker this process ended on its signal: the signal's line says it
         what = str(e).strip().splitlines()[0].removesuffix("; its last words:")
         print(f"voxport: error: {what}: its worker died, so the run stopped", file=sys.stderr)
         return EXIT_USAGE

@@ -113,7 +113,7 @@ def _deadline(signum: int) -> None:
             with contextlib.suppress(psutil.Error):
                 child.terminate()
     time.sleep(max(0.0, GRACE_S - (time.monotonic() - start)))
-    end_now(128 + signum, message(Terminated(signum)) if signum != signal.SIGINT else None)
+    end_now(128 + signum, signalled_line())
 
 
 def _end_at_once(signum: int, frame: object) -> None:
@@ -240,7 +240,20 @@ def run_program(main: Callable[[], int | None]) -> NoReturn:
     except KeyboardInterrupt as e:
         print(message(e), file=sys.stderr)
         code = exit_code(e)
-    except BaseException:  # a bug: its traceback, and the clean-up of any other end
-        traceback.print_exc()
-        code = 1
+    except BaseException:
+        if _signal is None:  # a bug: its traceback, and the clean-up of any other end
+            traceback.print_exc()
+            code = 1
+        else:
+            # The signal's exception, changed on its way out by a library that wrapped it: the
+            # converter's MLIR callbacks turn any exception into a RuntimeError.
+            print(signalled_line(), file=sys.stderr)
+            code = 128 + _signal
     end_process(code or 0)
+
+
+def signalled_line() -> str | None:
+    """The one line for the signal this process is ending on (None: no signal)."""
+    if _signal is None:
+        return None
+    return message(Terminated(_signal) if _signal != signal.SIGINT else KeyboardInterrupt())
