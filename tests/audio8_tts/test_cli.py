@@ -76,6 +76,7 @@ def test_reduced_gate_passes_every_rung(gated_bundle):
         "prompt.template[reference]",
         "sampler.graph_vs_numpy[20]",
         "sampler.graph_vs_numpy[1000]",
+        "sampler.semantic_vs_reference",
         "ar[fp32].teacher_forced_draws",
         "ar[fp32].teacher_forced_logits",
         "ar.ras_windows",

@@ -10,12 +10,14 @@ order; each stage's rungs are built in its own module, named in brackets:
 0. the bundle's prompt builder vs the template as the publisher states it
    (`publisher_prompt.py`, written apart from `prompt.py`), plain and with a reference: every
    column equal; the reference run below is fed the publisher-stated prompt [prompt_rungs];
-1. the graph's sampler vs the NumPy sampler on random logits, same uniforms: 20/20, 1000/1000
-   [sampler_rungs];
+1. the graph's sampler vs the NumPy sampler on random logits, same uniforms: 20/20, 1000/1000;
+   the frame graph's slow draw (RAS, the eos id) vs the reference's on rows where eos is the
+   best candidate, RAS is taken, or neither: every row [sampler_rungs];
 2. frames teacher-forced on the reference's columns with its uniforms: draw agreement ≥ 99 %,
    each miss listed with its Gumbel margin [ar_rungs];
 3. free run with the same uniforms: identical code sequences (fp32) [ar_rungs];
-4. one codec window through the runtime vs the codec reference written from the architecture
+4. one codec window (codes drawn as the fast head can: some past their book, clamped) through
+   the runtime vs the codec reference written from the architecture
    (`codec/reference.py`: plain torch over codec.pth's state dict, no module shared with the
    graph): cos ≥ 0.9999; streamed decode vs the reference's one-shot, every window (window 0
    exact, later windows each their own cosine threshold) [codec_rungs];

@@ -16,7 +16,7 @@ bundle (cached per process) vs a sampler written apart from it, on the same unif
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -156,7 +156,7 @@ def _reference_semantic(
 def _semantic_case(config: Audio8Config, seed: int, n: int = SEMANTIC_ROWS):
     """Rows for the slow draw: logits [n, 4097] (std `SAMPLER_SCALE`), uniforms [n, 2, 4097],
     RAS windows [n, W] (vocabulary ids, -1 empty) and each row's kind: `eos` (eos's logit
-    `EOS_LEADS` above the row's best; every other such row with eos in its window), `ras` (the
+    `EOS_LEADS` above the row's best; half of them with eos in their window), `ras` (the
     window holds the reference's normal draw) or `plain` (a window of random semantic ids)."""
     rng = np.random.default_rng([seed, n, config.semantic_count])
     width = config.semantic_count + 1
@@ -181,7 +181,7 @@ def _semantic_case(config: Audio8Config, seed: int, n: int = SEMANTIC_ROWS):
     return logits, u, windows, kinds
 
 
-def _semantic_rung(graph_rows, case, config: Audio8Config) -> Rung:
+def _semantic_rung(graph_rows: Callable[[], np.ndarray], case: tuple, config: Audio8Config) -> Rung:
     """`sampler.semantic_vs_reference`: the graph's (semantic, normal, high) ids per row
     (`graph_rows()`) vs the reference's `draw_semantic` on the same logits, uniforms and window
     (`case`: `_semantic_case`)."""
