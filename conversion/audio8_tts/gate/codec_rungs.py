@@ -4,7 +4,8 @@ the architecture (`codec/reference.py`, no module shared with the graphs):
 4. `codec_rung`: one codec window through the runtime vs the reference, and
    `stream_vs_whole_rungs`: every window of the streamed decode vs the reference's one-shot
    decode of the whole sequence (window 0 exact; later windows approximate, each its own
-   threshold);
+   threshold); both on codes drawn as the fast head can draw them (`random_codes`: some past
+   their book, which the graph must clamp as the publisher's decode does);
 5. `encoder_rungs`: the bundle's `encoder` graph (voice registration) vs `codec.encode`:
    code agreement, and the audio decoded from the graph's codes vs from the reference's.
 """
