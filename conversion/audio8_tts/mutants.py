@@ -5,8 +5,9 @@ Each `Mutant.inject` breaks the port (never the reference) while it is open: a h
 patched while that graph is re-exported into a copy of the baseline bundle (`_rebuilt`: the
 project's BundleWriter, so the copy verifies like any bundle; the other graphs and host files
 are copied as they are). A sampler fault lives in the fused `ar` graph (its draws are in the
-graph), so it is a graph fault; `_draw` also feeds the gate's standalone sampler bundle, which
-is re-exported with it.
+graph), so it is a graph fault; `_draw` and `Audio8ARGraph._semantic` also feed the gate's
+standalone sampler bundle, which is re-exported with them (its cache is keyed on the code it
+traces).
 
 The reference record (`gate.ar_rungs.reference_run`) and the prompt are computed once per
 catalogue run; each fault runs the same ladder as `voxport gate` (`gate.ladder.ladder_rungs`)
