@@ -96,14 +96,27 @@ def _make(path: Path) -> None:
         os.close(fd)
 
 
+def _open_nofollow(path: Path) -> int:
+    """A descriptor of what is at `path` itself, never a link's target: read-write where it may
+    be (NFS emulates flock with POSIX locks, and an exclusive one needs a descriptor open for
+    writing), else read-only (a lock file of another user's). O_NONBLOCK: opening a FIFO would
+    otherwise wait for a writer."""
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        return os.open(path, os.O_RDWR | flags)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.EISDIR):
+            raise
+    return os.open(path, os.O_RDONLY | flags)
+
+
 def _open_ours(path: Path) -> IO | None:
-    """The lock file at `path`, opened read-only (flock needs no more) without following a
-    link, made first when absent; a `UserError` for anything there that voxport did not make;
-    None where it can be neither made nor read (a read-only place)."""
+    """The lock file at `path`, opened without following a link, made first when absent; a
+    `UserError` for anything there that voxport did not make; None where it can be neither
+    made nor read (a read-only place)."""
     for _ in range(8):  # made or removed by another process between two looks: look again
         try:
-            # O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = _open_nofollow(path)
         except FileNotFoundError:
             try:
                 _make(path)
