@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "VoxportWorker", targets: ["VoxportWorker"]),
         .library(name: "VoxportRunner", targets: ["VoxportRunner"]),
         .library(name: "VoxportHost", targets: ["VoxportHost"]),
+        .library(name: "VoxportText", targets: ["VoxportText"]),
         .library(name: "VoxportBench", targets: ["VoxportBench"]),
         .executable(name: "voxport-bench", targets: ["voxport-bench"]),
     ],
@@ -43,6 +44,9 @@ let package = Package(
         .target(name: "VoxportWorker", dependencies: ["VoxportCore"]),
         // GraphRunner and its runners (Core AI on device, a `voxport serve` worker, replay).
         .target(name: "VoxportRunner", dependencies: ["VoxportCore", "VoxportWorker"] + coreAI),
+        // Text -> token ids: the publishers' tokenizer.json files run exactly (one BPE engine over
+        // id pairs) and the models' text front ends. Foundation only.
+        .target(name: "VoxportText"),
         // One host per model over a GraphRunner (Kokoro first).
         .target(name: "VoxportHost", dependencies: ["VoxportCore", "VoxportDSP", "VoxportRunner"]),
         // The on-device bench (VP_* environment variables), a library so the tests and the app
@@ -57,7 +61,7 @@ let package = Package(
             name: "VoxportTestSupport",
             dependencies: ["VoxportCore"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "VoxportTextTests", "CoreAIMirrorTests"],
             sources: ["VoxportTestSupport"],
             resources: [.copy("Fixtures")]
         ),
@@ -65,22 +69,29 @@ let package = Package(
             name: "VoxportCoreTests",
             dependencies: ["VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            exclude: ["VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "VoxportTextTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
             sources: ["VoxportCoreTests"]
         ),
         .testTarget(
             name: "VoxportDSPTests",
             dependencies: ["VoxportDSP", "VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            exclude: ["VoxportCoreTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "VoxportTextTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
             sources: ["VoxportDSPTests"]
         ),
         .testTarget(
             name: "VoxportHostTests",
             dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"],
             path: "Tests",
-            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "VoxportTextTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
             sources: ["VoxportHostTests"]
+        ),
+        .testTarget(
+            name: "VoxportTextTests",
+            dependencies: ["VoxportText", "VoxportCore", "VoxportTestSupport"],
+            path: "Tests",
+            exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportHostTests", "VoxportRunnerTests", "VoxportEndToEndTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
+            sources: ["VoxportTextTests"]
         ),
         // WorkerRunner through the real runtime (`voxport serve` from the repo's .venv, which the
         // tests need: they fail, naming the fix, without it), ReplayRunner, frames. The Python

@@ -36,6 +36,7 @@ from .config import REDUCED, Audio8Config
 from .host_files import HOST_TABLE_FILE, host_table_bytes
 from .prompt import build_prompt, clean_text
 from .reference import seeded_uniforms
+from .text_fixtures import write_text_fixtures
 from .voice import Voice, transcript_ids
 
 CONFIG = REDUCED
@@ -328,6 +329,7 @@ def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) 
     clock np.savez stamps members with (`conversion.cli.swift_fixtures` passes its own)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    write_text_fixtures(root / "text")
     tokenizer = stand_in_tokenizer()
     (root / HOST_TABLE_FILE).write_bytes(host_table_bytes(tokenizer, CONFIG, CODEC_REDUCED))
     _json(

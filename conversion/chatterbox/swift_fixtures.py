@@ -38,6 +38,7 @@ from .pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions, speech_token
 from .sampling import CHATTERBOX_ORDER
 from .t3.graphs import START_SPEECH, STOP_SPEECH, T3_VOCAB
 from .text import TextChunk
+from .text_fixtures import write_text_fixtures
 from .voice import Voice
 from .weights import START_TEXT, STOP_TEXT
 
@@ -404,3 +405,4 @@ def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) 
     root.mkdir(parents=True, exist_ok=True)
     _write_sampling(root, zip_clock)
     _write_pipeline(root, zip_clock)
+    write_text_fixtures(root / "text")

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The tokenizer.json normalizers this module runs exactly: none, NFC (Qwen2), a Sequence of
+/// them. Any other is refused by name.
+enum Normalizer {
+    case nfc
+    case sequence([Normalizer])
+
+    init?(_ json: ExactJSON?) throws {
+        guard let json, !json.isNull else { return nil }
+        switch json["type"]?.string {
+        case "NFC": self = .nfc
+        case "Sequence":
+            self = .sequence(try (json["normalizers"]?.array ?? []).compactMap { try Normalizer($0) })
+        case let other: throw TokenizerError("tokenizer.json: normalizer \(other ?? "?") is not supported")
+        }
+    }
+
+    func apply(_ s: [UInt32]) -> [UInt32] {
+        switch self {
+        case .nfc: return Self.nfc(s)
+        case .sequence(let steps): return steps.reduce(s) { $1.apply($0) }
+        }
+    }
+
+    /// Canonical composition. Text below U+0300 is its own NFC (no decomposition there, and
+    /// every combining mark lies above); other text goes through Foundation's canonical
+    /// mapping, whose result is read back scalar by scalar.
+    static func nfc(_ s: [UInt32]) -> [UInt32] {
+        if s.allSatisfy({ $0 < 0x300 }) { return s }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: s.map { Unicode.Scalar($0)! })
+        return String(view).precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
+    }
+}
