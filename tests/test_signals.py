@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from conversion.core import bundle_lock
+from conversion.core.runtime.ending import CHILD_GRACE_S
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -231,4 +232,43 @@ def test_a_signal_whose_exception_a_library_wrapped_is_still_one_line(tmp_path):
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 143, err[-3000:]
     assert err.strip().splitlines() == ["voxport: terminated (SIGTERM)"], err[-3000:]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_end_leaves_multiprocessings_resource_tracker_to_end_itself(tmp_path):
+    """A parallel export starts multiprocessing's resource tracker, which ignores SIGTERM:
+    ending it as a worker cost every such run 0.3 s and a SIGKILL, which leaves the semaphores
+    it tracks in /dev/shm. It ends by itself once the program has gone."""
+    code = (
+        "import multiprocessing, time, psutil\n"
+        "from conversion.cli import main as cli\n"
+        "def main():\n"
+        "    ctx = multiprocessing.get_context('spawn')\n"
+        "    queue = ctx.Queue()\n"
+        "    p = ctx.Process(target=print, args=('child',))\n"
+        "    p.start()\n"
+        "    p.join()\n"
+        "    tracker = psutil.Process().children()[0].pid\n"
+        "    print(tracker, time.time(), flush=True)\n"
+        "    return 0\n"
+        "cli.main = main\n"
+        "cli.console()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    lines = proc.stdout.read().split()
+    assert proc.wait(timeout=60) == 0
+    ended = time.time()
+    tracker, returned = int(lines[-2]), float(lines[-1])
+    print(f"\nfrom main's return to the process's end: {ended - returned:.3f} s")
+    assert ended - returned < CHILD_GRACE_S, "the end waited for the tracker to die"
+    deadline = time.monotonic() + 10
+    while _alive([tracker]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive([tracker]), "the resource tracker outlived the program"
     assert list(tmp_path.iterdir()) == []

@@ -108,10 +108,9 @@ def _deadline(signum: int) -> None:
     import psutil
 
     start = time.monotonic()
-    with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children():
-            with contextlib.suppress(psutil.Error):
-                child.terminate()
+    for child in _children(recursive=False):
+        with contextlib.suppress(psutil.Error):
+            child.terminate()
     time.sleep(max(0.0, GRACE_S - (time.monotonic() - start)))
     end_now(128 + signum, signalled_line())
 
@@ -135,6 +134,27 @@ def removing(path: Path) -> Iterator[Path]:
         _removing.discard(path)
 
 
+def _children(recursive: bool) -> list:
+    """This process's children to end (psutil processes), but multiprocessing's resource
+    tracker: it ignores SIGTERM, and ends by itself once this process has gone (its pipe
+    closes), unlinking the semaphores it tracks — a SIGKILL would leave them in /dev/shm."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=recursive)
+    except psutil.Error:
+        return []
+    out = []
+    for child in children:
+        try:
+            if any("multiprocessing.resource_tracker" in word for word in child.cmdline()):
+                continue
+        except psutil.Error:
+            continue  # gone already
+        out.append(child)
+    return out
+
+
 def end_children(grace_s: float = CHILD_GRACE_S) -> None:
     """End every child process (and theirs): SIGTERM, then SIGKILL for those still there after
     `grace_s`; then the temp and lowered folders of those that could not remove their own."""
@@ -142,10 +162,7 @@ def end_children(grace_s: float = CHILD_GRACE_S) -> None:
 
     from conversion.core.runtime.lowering import LOWERED_PREFIX
 
-    try:
-        children = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return
+    children = _children(recursive=True)
     for child in children:
         with contextlib.suppress(psutil.Error):
             child.terminate()
