@@ -5,7 +5,7 @@ at their ids. The ids themselves are held by the Swift tests (VoxportTextTests).
 
 import json
 
-from conversion.fixtures.text import corpus
+from conversion.fixtures.text import corpus, nfc_table
 from conversion.fixtures.text.ids_file import write_ids
 from conversion.fixtures.text.shapes import apply_overlay, qwen2_overlay
 
@@ -63,3 +63,10 @@ def test_qwen2_overlay_numbers_the_specials_as_qwen25():
     assert ids["<|endoftext|>"] == 151_643 and ids["<|im_start|>"] == 151_644
     assert ids["<|im_end|>"] == 151_645 and ids["<|file_sep|>"] == 151_664
     assert json.loads(json.dumps(spec)) == spec
+
+
+def test_swift_decomposition_table_is_current():
+    """The Swift NFC's table is what Python's unicodedata gives (regenerate: python -m
+    conversion.fixtures.text.nfc_table)."""
+    assert nfc_table.SWIFT_FILE.read_text() == nfc_table.swift_source()
+    assert len(nfc_table.entries()) > 2_000

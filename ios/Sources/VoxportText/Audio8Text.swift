@@ -43,12 +43,18 @@ public struct Audio8Text: Sendable {
         while i + head.count <= s.count {
             if s[i..<(i + head.count)].elementsEqual(head) {
                 var j = i + head.count
-                while j < s.count, Unicode.Scalar(s[j])?.properties.generalCategory == .decimalNumber { j += 1 }
+                while j < s.count, isDecimal(s[j]) { j += 1 }
                 if j > i + head.count, j + tail.count <= s.count, s[j..<(j + tail.count)].elementsEqual(tail) { return true }
             }
             i += 1
         }
         return false
+    }
+
+    /// Python 3.11's `\d`: category Nd in Unicode 14.0.
+    private static func isDecimal(_ v: UInt32) -> Bool {
+        guard let u = Unicode.Scalar(v), UnicodeVersions.assigned(u, by: UnicodeVersions.python) else { return false }
+        return u.properties.generalCategory == .decimalNumber
     }
 
     /// `template_parts`: (prefix parts, suffix parts); a voice's frames go between them.

@@ -37,9 +37,16 @@ public struct ChatterboxText: Sendable {
     public static func puncNorm(_ text: String) -> String {
         var s = PythonText.scalars(text)
         if s.isEmpty { return "You need to add some text for me to talk." }
-        // `text[0].islower()` (the Lowercase property) -> `text[0].upper()` (full mapping).
-        if let first = Unicode.Scalar(s[0]), first.properties.isLowercase {
-            s = PythonText.scalars(first.properties.uppercaseMapping) + s[1...]
+        // `text[0].islower()` (the Lowercase property) -> `text[0].upper()` (full mapping), with
+        // Python 3.11's Unicode 14.0: a later scalar is unassigned there, and a mapping to a
+        // later scalar (U+019B -> U+A7DC, Unicode 16.0) does not exist there.
+        if let first = Unicode.Scalar(s[0]), UnicodeVersions.assigned(first, by: UnicodeVersions.python),
+            first.properties.isLowercase
+        {
+            let upper = first.properties.uppercaseMapping.unicodeScalars
+            if upper.allSatisfy({ UnicodeVersions.assigned($0, by: UnicodeVersions.python) }) {
+                s = upper.map(\.value) + s[1...]
+            }
         }
         s = PythonText.collapseSpaces(s)
         for (old, new) in replacements { s = PythonText.replace(s, old, new) }

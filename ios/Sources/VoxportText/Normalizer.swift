@@ -1,5 +1,3 @@
-import Foundation
-
 /// The tokenizer.json normalizers this module runs exactly: none, NFC (Qwen2), a Sequence of
 /// them. Any other is refused by name.
 enum Normalizer {
@@ -23,13 +21,6 @@ enum Normalizer {
         }
     }
 
-    /// Canonical composition. Text below U+0300 is its own NFC (no decomposition there, and
-    /// every combining mark lies above); other text goes through Foundation's canonical
-    /// mapping, whose result is read back scalar by scalar.
-    static func nfc(_ s: [UInt32]) -> [UInt32] {
-        if s.allSatisfy({ $0 < 0x300 }) { return s }
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: s.map { Unicode.Scalar($0)! })
-        return String(view).precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
-    }
+    /// Canonical composition as tokenizers computes it (`NFC`).
+    static func nfc(_ s: [UInt32]) -> [UInt32] { CanonicalComposition.nfc(s) }
 }
