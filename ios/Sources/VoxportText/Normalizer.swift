@@ -1,3 +1,5 @@
+import Foundation
+
 /// The tokenizer.json normalizers this module runs exactly: none, NFC (Qwen2), a Sequence of
 /// them. Any other is refused by name.
 enum Normalizer {
@@ -14,13 +16,18 @@ enum Normalizer {
         }
     }
 
-    func apply(_ s: [UInt32]) -> [UInt32] {
+    func apply(_ s: [UInt32], flaw: EngineFlaw = .none) -> [UInt32] {
         switch self {
-        case .nfc: return Self.nfc(s)
-        case .sequence(let steps): return steps.reduce(s) { $1.apply($0) }
+        case .nfc: return flaw == .foundationNFC ? Self.foundationNFC(s) : Self.nfc(s)
+        case .sequence(let steps): return steps.reduce(s) { $1.apply($0, flaw: flaw) }
         }
     }
 
     /// Canonical composition as tokenizers computes it (`NFC`).
     static func nfc(_ s: [UInt32]) -> [UInt32] { CanonicalComposition.nfc(s) }
+
+    /// The flawed engine's NFC (tests only).
+    static func foundationNFC(_ s: [UInt32]) -> [UInt32] {
+        PythonText.scalars(PythonText.string(s).precomposedStringWithCanonicalMapping)
+    }
 }

@@ -41,4 +41,7 @@ enum EngineFlaw: Sendable {
     case stringKeyedMerges
     /// Greedy longest vocabulary match instead of BPE merges by rank.
     case greedyLongestMatch
+    /// Foundation's `precomposedStringWithCanonicalMapping` as the NFC (wrong on Linux; see
+    /// `CanonicalComposition`).
+    case foundationNFC
 }

@@ -100,7 +100,7 @@ public struct Tokenizer: Sendable {
             switch piece {
             case .token(let id): body.append(id)
             case .text(let raw):
-                let text = normalizer?.apply(raw) ?? raw
+                let text = normalizer?.apply(raw, flaw: flaw) ?? raw
                 for inner in added.normalizedTrie.split(text[...], flaw: flaw) {
                     switch inner {
                     case .token(let id): body.append(id)

@@ -20,8 +20,9 @@ final class WrongEngineTests: XCTestCase {
         _ = try misses(.whisper, .stringKeyedMerges)
     }
 
-    func testQwen2ShapedFailsOnGraphemesAndGreedyMatch() throws {
+    func testQwen2ShapedFailsOnGraphemesGreedyMatchAndFoundationNFC() throws {
         XCTAssertGreaterThan(try misses(.qwen2, .graphemeClusters), 0)
+        XCTAssertGreaterThan(try misses(.qwen2, .foundationNFC), 0)
         XCTAssertGreaterThan(try misses(.qwen2, .greedyLongestMatch), 0)
         _ = try misses(.qwen2, .stringKeyedMerges)
     }
