@@ -47,8 +47,9 @@ let package = Package(
         // Text -> token ids: the publishers' tokenizer.json files run exactly (one BPE engine over
         // id pairs) and the models' text front ends. Foundation only.
         .target(name: "VoxportText"),
-        // One host per model over a GraphRunner (Kokoro first).
-        .target(name: "VoxportHost", dependencies: ["VoxportCore", "VoxportDSP", "VoxportRunner"]),
+        // One host per model over a GraphRunner, and the Speaker API over all three (text through
+        // VoxportText's front ends).
+        .target(name: "VoxportHost", dependencies: ["VoxportCore", "VoxportDSP", "VoxportRunner", "VoxportText"]),
         // The on-device bench (VP_* environment variables), a library so the tests and the app
         // shell drive the same code the `voxport-bench` executable does.
         .target(name: "VoxportBench", dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore"]),
@@ -81,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VoxportHostTests",
-            dependencies: ["VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"],
+            dependencies: ["VoxportHost", "VoxportText", "VoxportRunner", "VoxportCore", "VoxportTestSupport"],
             path: "Tests",
             exclude: ["VoxportCoreTests", "VoxportDSPTests", "VoxportRunnerTests", "VoxportEndToEndTests", "VoxportTextTests", "CoreAIMirrorTests", "VoxportTestSupport", "Fixtures"],
             sources: ["VoxportHostTests"]
