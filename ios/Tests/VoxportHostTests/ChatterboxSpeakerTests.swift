@@ -28,9 +28,20 @@ final class ChatterboxSpeakerTests: XCTestCase {
         return try Tokenizer(contentsOf: url)
     }
 
-    /// "Hey!" and a second sentence of 58 ids: 63 ids together, past the fixture bundle's
-    /// text budget of 60, so the front end splits them into two chunks.
-    static let twoSentences = "Hey! " + Array(repeating: "hey", count: 14).joined(separator: " ") + "."
+    /// "Hey!" and a second sentence of 26 ids: 31 ids together, past a text budget of 30, so
+    /// the front end splits them into two chunks, each within T3's 32 text positions.
+    static let twoSentences = "Hey! " + Array(repeating: "hey", count: 6).joined(separator: " ") + "."
+
+    /// The fixture bundle's manifest with `text_budget` 30: its own 60 is past its T3's 32 text
+    /// positions (a reduced configuration), so a 60-id chunk would fail on the host.
+    static func manifest(textBudget: Int) throws -> Manifest {
+        var doc = try JSONSerialization.jsonObject(with: Data(contentsOf: ChatterboxFixtures.url("manifest.json"))) as! [String: Any]
+        var config = doc["config"] as! [String: Any], inner = config["config"] as! [String: Any]
+        inner["text_budget"] = textBudget
+        config["config"] = inner
+        doc["config"] = config
+        return try Manifest.decode(try JSONSerialization.data(withJSONObject: doc))
+    }
 
     func speaker(_ runner: any GraphRunner) throws -> ChatterboxSpeaker {
         try ChatterboxSpeaker(runner: runner, files: try ChatterboxFixtures.files(), tokenizer: try Self.tokenizer())
@@ -66,18 +77,19 @@ final class ChatterboxSpeakerTests: XCTestCase {
 
     func testLongTextIsSplitAndCancellingStopsTheGraphCalls() async throws {
         let fx = try ChatterboxFixtures.json(ChatterboxPipelineFixture.self, "pipeline.json")
-        let replay = try replay()
+        let replay = try ReplayRunner(recording: ChatterboxFixtures.url("recording"), manifest: Self.manifest(textBudget: 30))
         // T3 resets its KV state once per chunk, then makes the recorded calls.
         let firstChunk = 1 + fx.calls.count
         let runner = GatedRunner(wrapping: replay, holdAt: firstChunk)
         let speaker = try speaker(runner)
+        XCTAssertEqual(speaker.textBudget, 30)
         let split = try speaker.chunks(Self.twoSentences)
-        XCTAssertEqual(split.map(\.text), ["Hey!", "Hey " + Array(repeating: "hey", count: 13).joined(separator: " ") + "."])
-        XCTAssertEqual(split.map(\.ids.count), [6, 58])
+        XCTAssertEqual(split.map(\.text), ["Hey!", "Hey hey hey hey hey hey."])
+        XCTAssertEqual(split.map(\.ids.count), [6, 26])
         XCTAssertEqual(split[0].ids, fx.text_ids)
 
         let got = try await SpeakerStreams.firstThenCancel(try speaker.speak(Self.twoSentences, voice: nil, options: try options()))
-        try await SpeakerStreams.settle()
+        try await SpeakerStreams.settle(runner)
         XCTAssertEqual(got.map(\.text), ["Hey!"])
         XCTAssertEqual(replay.remaining, 0, "the first chunk's calls all made (the replay holds no more)")
         // The consumer may cancel before the Speaker reaches the held call or while it waits there:
