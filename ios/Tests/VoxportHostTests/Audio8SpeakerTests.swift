@@ -59,7 +59,7 @@ final class Audio8SpeakerTests: XCTestCase {
         let checked = try Audio8CheckedRunner(manifest: Audio8Fixtures.manifest(), folder: "pipeline/plain_whole", calls: fx.calls)
         let runner = GatedRunner(wrapping: checked, holdAt: firstPiece)
         let got = try await SpeakerStreams.firstThenCancel(try speaker(runner).speak(fx.text, voice: nil, options: options(fx)))
-        try await SpeakerStreams.settle()
+        try await SpeakerStreams.settle(runner)
         XCTAssertEqual(got.map(\.text), [fx.pieces[0].text])
         XCTAssertGreaterThanOrEqual(checked.position, firstPiece, "piece 0's calls all made")
         // The consumer may cancel before the Speaker reaches the held call or while it waits there:

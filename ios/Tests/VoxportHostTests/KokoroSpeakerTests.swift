@@ -74,7 +74,7 @@ final class KokoroSpeakerTests: XCTestCase {
         let runner = GatedRunner(wrapping: try rec.runner(), holdAt: first)
         let got = try await SpeakerStreams.firstThenCancel(
             try rec.speaker(runner).speak(rec.fx.phonemes, voice: rec.voice, options: rec.options()))
-        try await SpeakerStreams.settle()
+        try await SpeakerStreams.settle(runner)
         XCTAssertEqual(got.map(\.piece), [0])
         // The consumer may cancel before the Speaker reaches the held call or while it waits there:
         // either way the Speaker makes no call after it.
