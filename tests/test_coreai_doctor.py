@@ -27,6 +27,7 @@ from pathlib import Path
 import coreai_doctor as cd
 import pytest
 
+from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.selftest.export import build_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,8 +189,10 @@ def _voxport_bundles(base: Path, depth: int) -> list[Path]:
     for d in range(depth + 1):
         for manifest in base.glob("/".join(["*"] * d + ["manifest.json"])):
             try:
-                fmt = json.loads(manifest.read_text()).get("format", "")
-            except (OSError, ValueError):
+                # Other tests leave manifests that are lists, strings or 1,200-deep nests here
+                # on purpose: such a file is no bundle (json_file names every way, as one error).
+                fmt = load_json_object(manifest).get("format", "")
+            except (OSError, JsonFileError):
                 continue
             if str(fmt).startswith("voxport-bundle") and _intact(manifest.parent):
                 found.append(manifest.parent)
