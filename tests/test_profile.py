@@ -10,7 +10,8 @@ import pytest
 
 from conversion.core.bundle import BundleWriter
 from conversion.core.runtime.profile import profile_bundle, profile_calls, profile_markdown
-from conversion.core.runtime.session import Session, TimedSession
+from conversion.core.runtime.session import Session
+from conversion.core.runtime.timed_session import TimedSession
 from conversion.selftest import graphs as sg
 
 ROWS = 64

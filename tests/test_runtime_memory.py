@@ -12,7 +12,8 @@ import psutil
 import torch
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime.session import IsolatedSession, TimedSession
+from conversion.core.runtime.session import IsolatedSession
+from conversion.core.runtime.timed_session import TimedSession
 from conversion.selftest import graphs as sg
 
 CALLS = 1_500  # x 8 KB of outputs = ~12 MB a child would keep

@@ -14,7 +14,8 @@ import pytest
 from conversion.cli.main import main
 from conversion.core.errors import UserError
 from conversion.core.host.buckets import BucketTable
-from conversion.core.runtime.session import StandInSession, TimedSession
+from conversion.core.runtime.session import StandInSession
+from conversion.core.runtime.timed_session import TimedSession
 from conversion.kokoro import bench, gate, host
 from conversion.kokoro.pipeline import ChunkResult
 

@@ -21,7 +21,7 @@ import pytest
 
 from conversion.cli.main import main
 from conversion.core.bundle import load_manifest
-from conversion.core.runtime.session import TimedSession
+from conversion.core.runtime.timed_session import TimedSession
 from conversion.core.runtime.workers import WorkerPool
 from conversion.kokoro import bench, host, pipeline
 from conversion.kokoro.port import PORT

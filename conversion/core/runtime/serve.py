@@ -383,7 +383,7 @@ def _exit_now(out, handlers: Handlers) -> NoReturn:
     """End the worker once its last frame is out, without closing the runtime (that, or the
     interpreter's exit, once aborted a worker after every reply: `runtime.end_process`). The OS
     frees what the runtime holds, but not the lowered assets on disk: those are removed first."""
-    from conversion.core.runtime.session import end_process
+    from conversion.core.runtime.ending import end_process
 
     out.flush()
     handlers.discard_lowered()

@@ -34,17 +34,11 @@ from conversion.core.bundle import Manifest, check_key, key_digest, load_manifes
 from conversion.core.errors import InputSpecError, RuntimeCrash
 from conversion.core.runtime import ending, parent_watch
 from conversion.core.runtime import worker_protocol as wp
-from conversion.core.runtime.ending import (
-    end_process as end_process,  # its old home: importers name it here
-)
 from conversion.core.runtime.lowering import (
     LOWERED_PREFIX as LOWERED_PREFIX,  # its old home: importers name it here
 )
 from conversion.core.runtime.lowering import LoweredFolder
 from conversion.core.runtime.program_check import check_asset
-from conversion.core.runtime.timed_session import (
-    TimedSession as TimedSession,  # its old home: importers name it here
-)
 
 _INT32 = np.iinfo(np.int32)
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.core.runtime.session import Session, end_process
+from conversion.core.runtime.ending import end_process
+from conversion.core.runtime.session import Session
 from conversion.selftest.export import build_bundle
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
