@@ -21,10 +21,10 @@ per section: microseconds, whatever the weights' size.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
+from conversion.core.bundle import file_sha256
 from conversion.core.errors import BundleIntegrityError
 
 MAGIC = b"ML\xefR"
@@ -156,11 +156,7 @@ def _hash_problem(path: Path) -> str | None:
     seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if seen in _HASHED:
         return None
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    if h.digest() != want:
+    if file_sha256(path) != want.hex():
         return f"its sha256 is not the one in {recorded.name} (modified after export)"
     _HASHED.add(seen)
     return None
