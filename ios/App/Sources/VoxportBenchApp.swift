@@ -1,7 +1,8 @@
 // The bench app: runs VoxportBench once from its launch environment (`voxport device-bench`
 // launches it with the VP_* variables through `devicectl device process launch`), with relative
 // paths inside Documents (where `voxport sideload` puts bundles under models/), and writes
-// result.json / audio.wav into Documents/VP_OUT. It shows what it did; nothing else.
+// result.json / audio.wav into Documents/VP_OUT. Launched without VP_BENCH, it is a text field
+// that speaks through a sideloaded bundle (SpeakView).
 import SwiftUI
 import VoxportBench
 import VoxportCore
@@ -12,12 +13,16 @@ struct VoxportBenchApp: App {
 
     var body: some Scene {
         WindowGroup {
-            VStack(alignment: .leading, spacing: 8) {
-                Text("Voxport Bench").font(.headline)
-                Text(status.text).font(.system(.body, design: .monospaced))
+            if ProcessInfo.processInfo.environment["VP_BENCH"] != nil {
+                VStack(alignment: .leading, spacing: 8) {
+                    Text("Voxport Bench").font(.headline)
+                    Text(status.text).font(.system(.body, design: .monospaced))
+                }
+                .padding()
+                .task { await status.runFromLaunchEnvironment() }
+            } else {
+                SpeakView()
             }
-            .padding()
-            .task { await status.runFromLaunchEnvironment() }
         }
     }
 }
