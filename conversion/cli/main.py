@@ -275,6 +275,23 @@ def _add_workers(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_speak(sub, verbs: dict[str, argparse.ArgumentParser]) -> None:
+    """`voxport speak`: TEXT to a wav, for every model with a port."""
+    p = verbs["speak"] = sub.add_parser("speak", help="synthesise TEXT to a wav through a bundle")
+    _add_common(p, json_out=False)
+    p.add_argument("text")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.wav")
+    p.add_argument(
+        "--stream", action="store_true", help="write the audio as it comes (else whole at the end)"
+    )
+    p.add_argument(
+        "--timings", default=None, metavar="OUT.json",
+        help='also write each word\'s start and end in seconds, {"words": [...]} (kokoro)',
+    )  # fmt: skip
+    _add_workers(p)
+    _add_bundle(p)
+
+
 def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `model`, each verb also takes that model's own flags."""
     parser = _Parser(
@@ -323,15 +340,7 @@ def build_parser(model: str | None = None) -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_bundle(p)
 
-    p = verbs["speak"] = sub.add_parser("speak", help="synthesise TEXT to a wav through a bundle")
-    _add_common(p, json_out=False)
-    p.add_argument("text")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.wav")
-    p.add_argument(
-        "--stream", action="store_true", help="write the audio as it comes (else whole at the end)"
-    )
-    _add_workers(p)
-    _add_bundle(p)
+    _add_speak(sub, verbs)
 
     p = verbs["bench"] = sub.add_parser("bench", help="measure speed and memory (flat JSON)")
     _add_common(p)
@@ -364,7 +373,7 @@ def _validate(args: argparse.Namespace) -> None:
     _check_text(args)
     outputs.check_names(args)  # empty paths, names past the file system's limits
     outputs.check(args, _input_files(args), _local_weights(args))  # outputs over inputs
-    for attr in ("json_path", "markdown", "plot", "output"):
+    for attr in ("json_path", "markdown", "plot", "output", "timings"):
         if getattr(args, attr, None) is not None:
             setattr(args, attr, writable_file(getattr(args, attr)))
     if getattr(args, "weights", None) is not None:

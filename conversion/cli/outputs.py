@@ -1,6 +1,6 @@
 """Where a run writes, checked against what it reads, before any work (issue 29).
 
-A run's outputs are its files (`-o`, `--json`, `--markdown`, `--plot`) and its folders
+A run's outputs are its files (`-o`, `--json`, `--markdown`, `--plot`, `--timings`) and its folders
 (`export --output-dir`, and a `--bundle`, which `speak`, `gate` and `bench` may export into);
 its inputs are the files and folders it reads (`--ref`, a model's own input files such as
 Kokoro's `--voice` pack, the `--weights` folder, the `--bundle`). Refused, in one line, before
@@ -32,7 +32,7 @@ from conversion.core.paths import NAME_MAX, check_name_lengths, shown
 
 #: The output files a verb may name: (attribute, flag).
 FILE_FLAGS = (("output", "-o"), ("json_path", "--json"), ("markdown", "--markdown"),
-              ("plot", "--plot"))  # fmt: skip
+              ("plot", "--plot"), ("timings", "--timings"))  # fmt: skip
 #: The folders a verb may write: an export's destination, and a `--bundle` (exported there
 #: when missing or stale).
 FOLDER_FLAGS = (("output_dir", "--output-dir"), ("bundle", "--bundle"))

@@ -4,18 +4,22 @@ the model's flags ─▶ options (its cli.py's `speak_options`, checked first)
 ─▶ the snapshot (`port.resolve`) ─▶ `port.options_for_weights` (before any export)
 ─▶ the bundle (`port.ensure_bundle`) ─▶ a `WorkerPool` of `port.open_pipeline`
 ─▶ `port.options_for_pipeline` ─▶ `pipeline.speak` into the wav (`speak_into_wav`: streamed
-or whole, never half a file) ─▶ one line: length, speed, pieces, workers, first audio.
+or whole, never half a file) ─▶ `--timings`' JSON (models that time words) ─▶ one line:
+length, speed, pieces, workers, first audio.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
+from conversion.core.errors import UserError
 from conversion.core.host.audio_io import speak_into_wav
+from conversion.core.paths import write_text_file
 from conversion.core.port import ModelPort
 from conversion.core.progress import console, progress_steps
 from conversion.core.speak import SpeakResult
@@ -26,6 +30,8 @@ def speak(port: ModelPort, commands: ModuleType, args: argparse.Namespace) -> in
     checked non-empty UTF-8 by the CLI before this runs)."""
     from conversion.core.runtime.workers import WorkerPool
 
+    if args.timings is not None and not port.word_timings:
+        raise UserError(f"{port.name} does not time its words: leave out --timings (kokoro does)")
     options = commands.speak_options(args, port.config(args.config))  # bad flags: now
     folder, config = port.resolve(args.weights, args.config, args.weights_seed)
     options = port.options_for_weights(options, folder, config)  # e.g. an unknown voice: now
@@ -55,6 +61,8 @@ def speak(port: ModelPort, commands: ModuleType, args: argparse.Namespace) -> in
                 start,
             )
     seconds = time.perf_counter() - start
+    if args.timings is not None:
+        write_text_file(args.timings, json.dumps(result.timings_json(), ensure_ascii=False) + "\n")
     print(spoken_line(args.output, result, seconds, first_s, args.stream, workers))
     if port.is_random(folder):
         print("note: random weights: this audio is noise, not speech", file=sys.stderr)

@@ -146,6 +146,8 @@ class ModelPort(ABC):
 
     # At most this many workers help one utterance (None: as many as asked).
     max_speak_workers: ClassVar[int | None] = None
+    # Whether `speak` gives each word's time (`SpeakResult.words`; `voxport speak --timings`).
+    word_timings: ClassVar[bool] = False
 
     @abstractmethod
     def open_pipeline(self, bundle: Path, isolate: bool) -> SpeakingPipeline:

@@ -28,6 +28,16 @@ OnProgress = Callable[[int, int, str], None]
 OnStep = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class WordTiming:
+    """When one word (a G2P token: a word or a punctuation mark) is said, in seconds from the
+    utterance's first sample."""
+
+    text: str
+    start: float
+    end: float
+
+
 @dataclass
 class SpeakResult:
     """What every pipeline's `speak` returns."""
@@ -40,6 +50,14 @@ class SpeakResult:
     # pipeline measures them itself (Audio8); the CLI measures its own around the call.
     first_audio_s: float | None = None
     seconds: float = 0.0
+    # Each word's place in `audio`, for a model that knows it (`ModelPort.word_timings`);
+    # None for one that does not (an empty list: it knows, and no word was timed).
+    words: list[WordTiming] | None = None
+
+    def timings_json(self) -> dict:
+        """`voxport speak --timings`'s document."""
+        words = self.words or []
+        return {"words": [{"text": w.text, "start": w.start, "end": w.end} for w in words]}
 
     @property
     def duration_s(self) -> float:

@@ -34,7 +34,7 @@ from gates.mutants import KillTable, Mutant, run_catalogue
 
 from . import alignment, graphs, host, pipeline, source, voice
 from .layers import istft
-from .text import chunks
+from .text import chunks, timings
 
 # ------------------------------------------------------------------------------ patching
 
@@ -184,6 +184,11 @@ CATALOGUE: tuple[Mutant, ...] = (
         "g2p-drops-stress",
         "voxport's phoneme strings lose misaki's stress marks (ˈ ˌ)",
         _fault(chunks, "tokens_phonemes", _drop_stress),
+    ),
+    Mutant(
+        "timings-no-lead-in",
+        "word timings count the first pad's frames whole (the publisher's 3-frame lead-in dropped)",
+        _fault(timings, "LEAD_IN_FRAMES", lambda _original: 0),
     ),
     Mutant(
         "voice-row-off-by-one",

@@ -10,6 +10,7 @@ given, so a run can replay the oracle's draws exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,12 +22,14 @@ from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.host.buckets import BucketTable, pad_to
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
-from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
+from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult, WordTiming
 
 from . import host
 from .export import HOST_DATA
 from .graphs import GRAPHS, function_name
 from .host_files import read_bundle_voices
+from .text.chunks import WordToken
+from .text.timings import shifted, word_timings
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,26 @@ class ChunkResult:
     pred_dur: np.ndarray
     graph_ms: dict[str, float]
     host_ms: float
+    # The chunk's G2P tokens (`Chunk.tokens`): what its words are timed over.
+    tokens: tuple[WordToken, ...] = ()
+
+    @property
+    def words(self) -> list[WordTiming]:
+        """Each word's time in this chunk's audio (the publisher's rule, `text/timings.py`)."""
+        return word_timings(self.tokens, self.pred_dur)
+
+
+def utterance_words(results: list[ChunkResult], gap_samples: int, sr: int) -> list[WordTiming]:
+    """Every chunk's words placed in the joined audio (each chunk after the ones before it and
+    the pause between)."""
+    words: list[WordTiming] = []
+    at = 0
+    for k, r in enumerate(results):
+        if k:
+            at += gap_samples
+        words += shifted(r.words, at / sr)
+        at += r.audio.size
+    return words
 
 
 class KokoroPipeline(LoadedPipeline):
@@ -234,7 +257,10 @@ class KokoroPipeline(LoadedPipeline):
 
         (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
         audio = host.join_audio([r.audio for r in results])
-        return SpeakResult(audio, self.sample_rate, results, f"{len(results)} chunk(s)")
+        words = utterance_words(results, gap.size, self.sample_rate)
+        return SpeakResult(
+            audio, self.sample_rate, results, f"{len(results)} chunk(s)", words=words
+        )
 
     def _speak_chunk(
         self,
@@ -247,7 +273,8 @@ class KokoroPipeline(LoadedPipeline):
         is split again at half its ids — frames are only known after the predictor."""
         ref_s = host.ref_s_for(pack, chunk.n_phonemes)
         try:
-            return [self.synthesize_ids(chunk.ids, ref_s, speed, seed)]
+            result = self.synthesize_ids(chunk.ids, ref_s, speed, seed)
+            return [dataclasses.replace(result, tokens=chunk.tokens)]
         except BucketOverflowError:
             limit = max(3, len(chunk.ids) // 2)
             parts = host.text_to_chunks(chunk.text, max_ids=limit) if chunk.text else []

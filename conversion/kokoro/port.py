@@ -20,6 +20,7 @@ class KokoroPort(ModelPort):
     name = "kokoro"
     summary = "Kokoro-82M (StyleTTS2 + iSTFTNet)"
     graphs = GRAPHS
+    word_timings = True  # from the predictor's durations (text/timings.py)
     layout = 3  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
     # host needs nothing from the Python packages); 3: conv padding as concatenated zeros
     # (docs/speed.md), so bundles exported before it re-export

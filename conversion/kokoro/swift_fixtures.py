@@ -3,7 +3,8 @@
 `conversion.cli.swift_fixtures.write_fixtures` calls :func:`write_fixtures` for
 `ios/Tests/Fixtures/kokoro/`. Every expected value comes from the code the Swift host must
 agree with: `text_to_chunks` (misaki's G2P), `phonemes_to_ids`, `split_phonemes`,
-`load_voice` / `ref_s_for`, `pred_durations` / `padded_alignment`, `source.excitation` /
+`load_voice` / `ref_s_for`, `pred_durations` / `padded_alignment`, the publisher's
+`KPipeline.join_timestamps` (word timings), `source.excitation` /
 `harmonic_source`, and `KokoroPipeline`'s graph steps (bucket choice, padding, trim) with
 `join_audio`, run over a recording session instead of Core AI (no graph runs here: the graph
 outputs are seeded stand-ins, small channel counts; the host never reads those dims).
@@ -30,6 +31,7 @@ from conversion.core.runtime.session import StandInSession
 from . import host, source
 from .export import HOST_DATA
 from .host_files import vocab_bytes
+from .text.chunks import WordToken
 from .text.ids import UnknownPhonemeWarning, load_vocab
 from .text.phoneme_split import split_phonemes
 from .voice import PACK_SHAPE, load_voice, ref_s_for
@@ -124,6 +126,44 @@ def _write_text(root: Path) -> None:
             "splits": splits,
         },
     )
+
+
+def _timings_case(tokens, pred_dur) -> dict:
+    """One chunk's tokens and durations, and the words `KPipeline.join_timestamps` times."""
+    from .gate.cases import publisher_timestamps
+
+    return {
+        "tokens": [
+            {"text": t.text, "phonemes": t.phonemes, "whitespace": t.whitespace} for t in tokens
+        ],
+        "pred_dur": [int(d) for d in pred_dur],
+        "words": [
+            {"text": w, "start": a, "end": b} for w, a, b in publisher_timestamps(tokens, pred_dur)
+        ],
+    }
+
+
+def _write_timings(root: Path) -> None:
+    """Word timings: every chunk of SENTENCES (misaki's tokens) with seeded durations, and
+    hand-made tokens (one the G2P gave up on, multi-scalar phonemes) cut ever shorter."""
+    rng = np.random.default_rng(31)
+    cases = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for text in SENTENCES:
+            for c in host.text_to_chunks(text):
+                cases.append(_timings_case(c.tokens, rng.integers(0, 12, size=len(c.ids))))
+    tokens = [
+        WordToken("one", "wˈʌn", " "),
+        WordToken("zzq", None, " "),
+        WordToken("two", "tˈu", ""),
+        WordToken("!", "!", " "),
+        WordToken("naïve", "nɑ̃ˈiv", " "),  # a combining tilde: 6 scalars, 5 graphemes
+        WordToken("end", "ˈɛnd", ""),
+    ]
+    for n in (20, 11, 6, 2):
+        cases.append(_timings_case(tokens, rng.integers(1, 9, size=n)))
+    _json(root / "timings.json", {"cases": cases})
 
 
 def _write_voices(root: Path) -> None:
@@ -329,6 +369,7 @@ def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) 
     root.mkdir(parents=True, exist_ok=True)
     (root / "vocab.json").write_bytes(vocab_bytes())
     _write_text(root)
+    _write_timings(root)
     _write_voices(root)
     _write_durations(root)
     weight, bias = source_weights()

@@ -43,7 +43,7 @@ def gated_bundle(tmp_path_factory):
         "speak",
         voxport(
             "speak", "kokoro", SPOKEN, "-o", str(tmp / "hello.wav"), *REDUCED,
-            "--voice", "jm_kumo",
+            "--voice", "jm_kumo", "--timings", str(tmp / "hello.json"),
         ),
     )  # fmt: skip
     proc = steps.run(
@@ -108,6 +108,44 @@ def test_speak_writes_intelligible_speech(gated_bundle):
     assert sr == 24000 and audio.size > 24000 * 0.5
     assert np.abs(audio).max() > 0.05
     assert word_error_rate("hello thank you", transcribe(audio, sr)) <= 0.34
+
+
+@pytest.mark.slow
+def test_speak_writes_word_timings_inside_their_chunks(gated_bundle):
+    """`--timings`: every word of both sentences, in order, inside the audio, and the second
+    sentence's words after the first sentence's audio and the pause (0.2 s of silence)."""
+    out = gated_bundle[4]
+    audio, sr = sf.read(out / "hello.wav", dtype="float32")
+    words = json.loads((out / "hello.json").read_text())["words"]
+    assert [w["text"] for w in words] == ["Hello", ".", "Thank", "you", "."]
+    starts, ends = [w["start"] for w in words], [w["end"] for w in words]
+    assert all(s <= e for s, e in zip(starts, ends, strict=True))
+    assert starts == sorted(starts) and ends[-1] <= audio.size / sr
+    # The pause the join leaves (0.2 s of exact zeros) lies between "." and "Thank".
+    gap = audio[int(ends[1] * sr) : int(starts[2] * sr) + 1] == 0
+    longest = run = 0
+    for silent in gap:
+        run = run + 1 if silent else 0
+        longest = max(longest, run)
+    assert longest >= int(0.2 * sr)
+
+
+def test_timings_from_a_model_that_does_not_time_words_is_refused(tmp_path, capsys):
+    argv = [
+        "speak",
+        "chatterbox",
+        "Hi.",
+        "-o",
+        str(tmp_path / "x.wav"),
+        "--timings",
+        str(tmp_path / "t.json"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "voxport: error: chatterbox does not time its words: leave out --timings (kokoro does)"
+    ]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

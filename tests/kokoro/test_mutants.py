@@ -20,12 +20,13 @@ import pytest
 from conversion.kokoro import alignment, host, mutants, pipeline, source, weights
 from conversion.kokoro.gate import record_cases
 from conversion.kokoro.port import PORT
-from conversion.kokoro.text import chunks
+from conversion.kokoro.text import chunks, timings
 from gates.mutants import Mutant
 
 # What each CI fault must fail first, written out here (rung names begin with these).
 FIRST_KILLER = {
     "g2p-drops-stress": "G2P:",
+    "timings-no-lead-in": "host: word timings",
     "voice-row-off-by-one": "host: voxport's ids and voice row",
     "durations-truncated": "predictor: rounded durations",
     "alignment-frame-shift": "prosody:",
@@ -46,6 +47,7 @@ def _port_fingerprint() -> list[object]:
     """The objects every fault replaces: all must be back after the catalogue."""
     return [
         chunks.tokens_phonemes,
+        timings.LEAD_IN_FRAMES,
         host.ref_s_for,
         host.pred_durations,
         alignment.alignment_matrix,

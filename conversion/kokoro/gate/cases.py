@@ -90,6 +90,21 @@ def publisher_ref_s(pack, phonemes: str) -> np.ndarray:
     return np.asarray(KPipeline.infer(model, phonemes, pack), np.float32).reshape(1, -1)
 
 
+def publisher_timestamps(tokens: Sequence, pred_dur) -> list[tuple[str, float, float]]:
+    """(text, start, end) of each token `KPipeline.join_timestamps` times, run over copies of
+    `tokens` (misaki's `MToken`s, or anything with text, phonemes and whitespace) and
+    `pred_dur`: the publisher's code, which writes the times into the tokens it is given."""
+    from kokoro import KPipeline
+    from misaki.token import MToken
+
+    copies = [
+        MToken(text=t.text, tag=getattr(t, "tag", ""), whitespace=t.whitespace, phonemes=t.phonemes)
+        for t in tokens
+    ]
+    KPipeline.join_timestamps(copies, torch.as_tensor(np.asarray(pred_dur).reshape(-1)))
+    return [(t.text, t.start_ts, t.end_ts) for t in copies if t.start_ts is not None]
+
+
 def publisher_ids(kmodel, phonemes: str) -> list[int]:
     """`KModel.forward`'s ids for a phoneme string: vocabulary symbols only, two pads."""
     return [0, *[kmodel.vocab[p] for p in phonemes if p in kmodel.vocab], 0]

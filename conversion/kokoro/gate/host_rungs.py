@@ -1,5 +1,6 @@
 """The host rungs, which need no runtime call: voxport's G2P, ids and voice row against the
-publisher's, and the host's harmonic source against the `har` the oracle's vocoder was given.
+publisher's, its word timings against `KPipeline.join_timestamps` on the oracle's durations, and
+the host's harmonic source against the `har` the oracle's vocoder was given.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from gates.ladder import Measured, Rung
 
 from .. import host
 from ..pipeline import KokoroPipeline
-from .cases import Case
+from ..text.timings import word_timings
+from .cases import Case, publisher_pipeline, publisher_timestamps
 
 # The host's harmonic source against the oracle's: the same float32 torch ops and draws, only
 # the final STFT runs in float64 numpy (~1e-6 from torch's float32 FFT, source.py).
@@ -95,4 +97,37 @@ def g2p_rung(cases: Sequence[Case]) -> Rung:
             [c.chunk.phonemes for c in cases],
             [c.oracle_phonemes for c in cases],
         ),
+    )
+
+
+def publisher_word_timings(text: str, pred_dur: np.ndarray) -> list[tuple[str, float, float]]:
+    """`KPipeline.join_timestamps` over the publisher's own tokens of `text` (one chunk)."""
+    (result,) = list(publisher_pipeline()(text))
+    return publisher_timestamps(result.tokens, pred_dur)
+
+
+def word_timings_rung(cases: Sequence[Case]) -> Rung:
+    """voxport's word timings (its own chunk's tokens, `text/timings.py`) against the
+    publisher's `join_timestamps` over its own tokens, both on the oracle's durations: the
+    share of sentences where every word's text, start and end are equal."""
+
+    def compute() -> Measured:
+        bad = []
+        for c in cases:
+            pred_dur = np.asarray(c.fixture.intermediates["pred_dur"]).reshape(-1)
+            ours = [(w.text, w.start, w.end) for w in word_timings(c.chunk.tokens, pred_dur)]
+            theirs = publisher_word_timings(c.text, pred_dur)
+            if ours != theirs:
+                first = next(
+                    (f"{a} vs {b}" for a, b in zip(ours, theirs, strict=False) if a != b),
+                    f"{len(ours)} vs {len(theirs)} words",
+                )
+                bad.append(f"{c.text!r}: {first}")
+        return Measured(1.0 - len(bad) / max(len(cases), 1), "; ".join(bad) or "all equal")
+
+    return Rung(
+        f"host: word timings = KPipeline.join_timestamps over {len(cases)} sentence(s)",
+        "sentence_agreement",
+        1.0,
+        compute,
     )

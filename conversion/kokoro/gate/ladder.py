@@ -13,7 +13,7 @@ from gates.report import emit
 from ..pipeline import KokoroPipeline
 from .cases import Case, port_cases, record_cases
 from .graph_rungs import THRESHOLDS, _bucket_rungs, _CaseRuns, _graph_rungs, _pipeline_rungs
-from .host_rungs import g2p_rung, harmonic_source_rung, host_inputs_rung
+from .host_rungs import g2p_rung, harmonic_source_rung, host_inputs_rung, word_timings_rung
 from .speech import _Speech, asr_rungs, speaker_rung
 
 
@@ -48,7 +48,11 @@ def kokoro_rungs(
     frames = int(case.fixture.intermediates["pred_dur"].sum())
     runs = _CaseRuns(kb, case, plot)
     host_cases = host_cases if host_cases is not None else asr_cases
-    rungs = [g2p_rung(host_cases), host_inputs_rung(host_cases)] if host_cases else []
+    rungs = (
+        [g2p_rung(host_cases), host_inputs_rung(host_cases), word_timings_rung(host_cases)]
+        if host_cases
+        else []
+    )
     rungs += [harmonic_source_rung(kb, case), *_graph_rungs(runs), *_pipeline_rungs(runs)]
     if every_bucket:
         rungs += _bucket_rungs(

@@ -43,18 +43,30 @@ class UnpronouncedWordWarning(UserWarning):
     """The G2P had no pronunciation for a word; it is skipped."""
 
 
+@dataclass(frozen=True)
+class WordToken:
+    """A G2P token as the chunk keeps it (misaki's ``MToken`` reduced to what timing reads)."""
+
+    text: str
+    phonemes: str | None
+    whitespace: str
+
+
 @dataclass
 class Chunk:
     """One utterance: its text, the phoneme string the model reads, and its ids.
 
     ``ids`` include the two pads. ``phonemes`` is the string the publisher's ``KModel``
     would receive (symbols outside the vocabulary included), so ``len(phonemes)`` is the
-    publisher's voice-pack index + 1 (see ``voices.ref_s_for``).
+    publisher's voice-pack index + 1 (see ``voices.ref_s_for``). ``tokens`` are the G2P
+    tokens whose phonemes make ``phonemes`` (what word timings are counted over); empty for
+    a chunk made from phonemes, or cut out of one over-long word.
     """
 
     text: str
     phonemes: str
     ids: list[int]
+    tokens: tuple[WordToken, ...] = ()
 
     @property
     def n_phonemes(self) -> int:
@@ -111,35 +123,45 @@ def _fits(tokens: Sequence[Token], budget: int) -> bool:
     return len(tokens_phonemes(tokens)) <= budget
 
 
-def _pack(groups: list[list[Token]], budget: int, level: int) -> list[tuple[str, str]]:
-    """(text, phonemes) pieces: consecutive groups packed greedily under ``budget``."""
-    pieces: list[tuple[str, str]] = []
+# A piece of a paragraph: its text, its phonemes, and the tokens they come from.
+_Piece = tuple[str, str, tuple[WordToken, ...]]
+
+
+def _piece(tokens: Sequence[Token]) -> _Piece:
+    kept = tuple(WordToken(t.text, t.phonemes, t.whitespace) for t in tokens)
+    return tokens_text(tokens), tokens_phonemes(tokens), kept
+
+
+def _pack(groups: list[list[Token]], budget: int, level: int) -> list[_Piece]:
+    """Pieces of consecutive groups packed greedily under ``budget``."""
+    pieces: list[_Piece] = []
     current: list[Token] = []
     for group in groups:
         if _fits(current + group, budget):
             current = current + group
             continue
         if current:
-            pieces.append((tokens_text(current), tokens_phonemes(current)))
+            pieces.append(_piece(current))
         current = []
         if _fits(group, budget):
             current = list(group)
         else:
             pieces.extend(_split_long(group, budget, level))
     if current:
-        pieces.append((tokens_text(current), tokens_phonemes(current)))
+        pieces.append(_piece(current))
     return pieces
 
 
-def _split_long(group: list[Token], budget: int, level: int) -> list[tuple[str, str]]:
+def _split_long(group: list[Token], budget: int, level: int) -> list[_Piece]:
     if level < len(_LEVELS):
         finer = _LEVELS[level](group)
         if len(finer) > 1:
             return _pack(finer, budget, level + 1)
         return _split_long(group, budget, level + 1)
-    # One token longer than a whole utterance: cut its phonemes; the text repeats.
+    # One token longer than a whole utterance: cut its phonemes; the text repeats, and no
+    # token spans a cut piece, so these are not timed.
     text, ps = tokens_text(group), tokens_phonemes(group)
-    return [(text, ps[i : i + budget].strip()) for i in range(0, len(ps), budget)]
+    return [(text, ps[i : i + budget].strip(), ()) for i in range(0, len(ps), budget)]
 
 
 def _warn_unpronounced(tokens: Sequence[Token]) -> None:
@@ -158,6 +180,7 @@ def chunk_from_phonemes(
     text: str = "",
     vocab: Mapping[str, int] | None = None,
     max_ids: int = MAX_IDS,
+    tokens: tuple[WordToken, ...] = (),
 ) -> Chunk:
     """A chunk from a ready phoneme string (as ``KPipeline.generate_from_tokens(str)``)."""
     if len(phonemes) + 2 > max_ids:
@@ -165,7 +188,7 @@ def chunk_from_phonemes(
             f"phoneme string of {len(phonemes)} symbols is too long for one utterance (at "
             f"most {max_ids - 2}): pass text instead, which is split into sentences"
         )
-    return Chunk(text, phonemes, wrap_ids(phonemes_to_ids(phonemes, vocab)))
+    return Chunk(text, phonemes, wrap_ids(phonemes_to_ids(phonemes, vocab)), tokens)
 
 
 def text_to_chunks(
@@ -190,8 +213,8 @@ def text_to_chunks(
         _, tokens = g2p(para)
         _warn_unpronounced(tokens)
         for sentence in split_after(tokens, SENTENCE_ENDS):
-            for piece_text, ps in _pack([sentence], budget, 0):
-                chunk = chunk_from_phonemes(ps, piece_text, vocab, max_ids)
+            for piece_text, ps, kept in _pack([sentence], budget, 0):
+                chunk = chunk_from_phonemes(ps, piece_text, vocab, max_ids, kept)
                 if has_speech(chunk.ids, vocab):
                     chunks.append(chunk)
     if not chunks:

@@ -59,7 +59,7 @@ def split_phonemes(
     budget = max_ids - 2
     chunks = []
     for sentence in split_after(phoneme_tokens(phonemes), SENTENCE_ENDS):
-        for _, ps in _pack([sentence], budget, 0):
+        for _, ps, _tokens in _pack([sentence], budget, 0):
             chunk = chunk_from_phonemes(ps, ps, vocab, max_ids)
             if has_speech(chunk.ids, vocab):
                 chunks.append(chunk)
