@@ -3,28 +3,45 @@ import VoxportCore
 import VoxportHost
 import VoxportRunner
 
-/// What the three Audio8 benches share: the host over the bundle, `VP_TOKENS` (the pieces of
-/// `voxport tokenize audio8_tts "TEXT"`) and `VP_VOICE` (a `voxport voice audio8_tts` file, or
-/// none: the plain template).
+/// What the Audio8 graph benches share: the host over the bundle, the pieces' ids —
+/// `VP_TOKENS` (the pieces of `voxport tokenize audio8_tts "TEXT"`) or `VP_TEXT` split and
+/// tokenized by the Speaker's front end (the bundle's tokenizer.json) — and `VP_VOICE` (a
+/// `voxport voice audio8_tts` file, or none: the plain template).
 struct Audio8BenchInputs {
     let host: Audio8Pipeline
     let pieces: [[Int32]]
     let voice: Audio8Voice?
     let seed: Int
     let maxFrames: Int
+    /// `VP_TEXT`, and the Speaker that says it over `clock` (which times its graph calls).
+    let text: String?
+    let speaker: Audio8Speaker?
+    let clock: TimedRunner
 
     init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment, bench: String) throws {
+        guard env.tokens?.isEmpty == false || env.text != nil else {
+            throw VoxportError(
+                .user, "\(bench) needs VP_TOKENS (the output of `voxport tokenize audio8_tts \"TEXT\"`) or VP_TEXT (the text itself)")
+        }
         let host = try Audio8Pipeline(bundle: bundle, runner: runner)
         self.host = host
-        guard let tokens = env.tokens, !tokens.isEmpty else {
-            throw VoxportError(.user, "\(bench) needs VP_TOKENS: the output of `voxport tokenize audio8_tts \"TEXT\"`")
-        }
-        pieces = tokens.map { $0.map { Int32(clamping: $0) } }
+        clock = TimedRunner(wrapping: runner)
         let books = host.tables.frame.numCodebooks
         let voice = try env.voice.map { try Audio8Voice.load(URL(fileURLWithPath: $0), books: books) }
         self.voice = voice
         seed = env.seed
         maxFrames = env.maxFrames ?? host.defaultMaxFrames
+        text = env.text
+        if let text = env.text {
+            // the tokenizer only when there is text to read (a real one is megabytes of JSON)
+            let speaker = try Audio8Speaker(runner: clock, tables: host.tables, tokenizer: try BenchText.tokenizer(bundle))
+            self.speaker = speaker
+            let maxFrames = maxFrames
+            pieces = try BenchText.frontEnd { try speaker.pieces(text, voice: voice, maxFrames: maxFrames) }.map(\.ids)
+        } else {
+            speaker = nil
+            pieces = (env.tokens ?? []).map { $0.map { Int32(clamping: $0) } }
+        }
         // a bad id, voice or budget fails here, before any graph runs
         for p in pieces { _ = try host.prompt(tokens: p, voice: voice, maxFrames: maxFrames) }
     }
@@ -34,7 +51,9 @@ struct Audio8BenchInputs {
 }
 
 /// `audio8.speak`: every piece through the whole host — prompt, prefill, the frame loop, the
-/// codec decoded whole — as `Audio8Pipeline.speak` does it.
+/// codec. `VP_TEXT`: through `Audio8Speaker`'s stream, as an app speaks (codec windows streamed
+/// while the frames arrive); `VP_TOKENS`: `Audio8Pipeline.speak`, each piece decoded whole.
+/// `first_audio_ms` is when the first window (text) or piece (tokens) of audio was ready.
 public final class Audio8SpeakBench: BenchCase {
     public static let name = "audio8.speak"
     public static let model = "audio8_tts"
@@ -46,13 +65,30 @@ public final class Audio8SpeakBench: BenchCase {
     }
 
     public func pass(_ index: Int) async throws -> BenchPass {
-        let (audio, pieces) = try await inputs.host.speak(pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed, maxFrames: inputs.maxFrames)
+        let rate = Double(inputs.sampleRate)
+        let speech = SpeechClock()
+        if let text = inputs.text, let speaker = inputs.speaker {
+            var options = Audio8SpeakOptions()
+            options.seed = inputs.seed
+            options.maxFrames = inputs.maxFrames
+            let graphStart = inputs.clock.graphNanoseconds
+            let said = try await speech.drain(try speaker.speak(text, voice: inputs.voice, options: options))
+            let graphMs = Double(inputs.clock.graphNanoseconds - graphStart) / 1e6
+            return BenchPass(
+                audio: said.audio, sampleRate: inputs.sampleRate, audioSeconds: Double(said.audio.count) / rate,
+                hostMilliseconds: said.timing.utteranceMilliseconds - graphMs,
+                extra: ["pieces": Double(said.pieces), "chunks": Double(said.chunks), "streamed": 1], speech: said.timing)
+        }
+        let (audio, pieces) = try await inputs.host.speak(
+            pieces: inputs.pieces, voice: inputs.voice, seed: inputs.seed, maxFrames: inputs.maxFrames, onAudio: { speech.audio($0) })
+        let timing = speech.finish()
         let frames = pieces.reduce(0) { $0 + $1.loop.frameCount }
         return BenchPass(
-            audio: audio, sampleRate: inputs.sampleRate, audioSeconds: Double(audio.count) / Double(inputs.sampleRate),
+            audio: audio, sampleRate: inputs.sampleRate, audioSeconds: Double(audio.count) / rate,
             hostMilliseconds: pieces.reduce(0) { $0 + $1.hostMilliseconds },
-            extra: ["frames": Double(frames), "pieces": Double(pieces.count),
-                    "clamped": Double(pieces.reduce(0) { $0 + $1.decode.clamped })])
+            extra: ["frames": Double(frames), "pieces": Double(pieces.count), "streamed": 0,
+                    "clamped": Double(pieces.reduce(0) { $0 + $1.decode.clamped })],
+            speech: timing)
     }
 }
 

@@ -4,10 +4,12 @@ import VoxportRunner
 
 /// Runs one bench as `VP_*` describe it and writes `result.json` (+ `audio.wav`) into `VP_OUT`.
 ///
-/// Load time is opening the bundle (every hash verified), starting the runner and building the
-/// bench (host files read); the first pass is cold (first calls compile/specialise), the others
-/// warm. Figures: load ms, first-call ms, each graph function's warm median, runtime calls per
-/// audio second, RTF (median warm pass / audio seconds) and the host's own ms per audio second.
+/// Load time is opening the bundle (every hash verified; a text bench's few files only),
+/// starting the runner and building the bench (host files read); the first pass is cold (first
+/// calls compile/specialise), the others warm. Figures: load ms, first-call ms, each graph
+/// function's warm median, runtime calls per audio second, RTF (median warm pass / audio
+/// seconds), the host's own ms per audio second and, for a speaking bench, the time to its
+/// first audio and to the utterance's end.
 public enum BenchDriver {
     public static let resultFormat = "voxport-bench-result/1"
 
@@ -21,22 +23,31 @@ public enum BenchDriver {
         // The output folder first: an unwritable VP_OUT fails before minutes of work.
         try prepare(env.out)
         let loadStart = now()
-        let bundle = try ModelBundle.open(env.bundle)
+        let bundle = try ModelBundle.open(env.bundle, verify: type.readsOnly == nil)
         guard bundle.manifest.model == type.model else {
             throw VoxportError(
                 .user,
                 "VP_BUNDLE \(env.bundle.path) holds a \(bundle.manifest.model) bundle; "
                     + "VP_BENCH=\(env.bench) needs a \(type.model) one")
         }
+        if let files = type.readsOnly { try verify(files, of: bundle) }
+        try type.checkText(env, bundle: bundle)
+        // A bench that loads no graphs (`*.text`) starts no runner: no worker, no device load.
         let base: GraphRunner
-        if let given { base = given } else { base = try await RunnerFactory.make(env, bundle: bundle, graphs: type.graphs) }
+        if type.loadsNoGraphs {
+            base = GraphlessRunner(manifest: bundle.manifest, bench: env.bench)
+        } else if let given {
+            base = given
+        } else {
+            base = try await RunnerFactory.make(env, bundle: bundle, graphs: type.graphs)
+        }
         let timing = TimedRunner(wrapping: base, keepingCalls: true)
         do {
             let result = try await measure(env, type: type, bundle: bundle, timing: timing, loadStart: loadStart, log: log)
-            if given == nil { await timing.close() }
+            if given == nil || type.loadsNoGraphs { await timing.close() }
             return result
         } catch {
-            if given == nil { await timing.close() }
+            if given == nil || type.loadsNoGraphs { await timing.close() }
             throw error
         }
     }
@@ -48,7 +59,7 @@ public enum BenchDriver {
     ) async throws -> [String: Any] {
         let bench = try await type.init(bundle: bundle, runner: timing, environment: env)
         let loadMs = now() - loadStart
-        log("\(env.bench): loaded in \(Int(loadMs)) ms (\(env.runner.rawValue)); 1 cold + \(env.passes) warm passes")
+        log("\(env.bench): loaded in \(Int(loadMs)) ms (\(type.loadsNoGraphs ? "no runner" : env.runner.rawValue)); 1 cold + \(env.passes) warm passes")
         var passes: [(wall: Double, pass: BenchPass)] = []
         for p in 0...env.passes {
             timing.pass = p
@@ -72,7 +83,8 @@ public enum BenchDriver {
         let wallMs = median(warm.map(\.wall))
         var out: [String: Any] = [
             "format": resultFormat, "bench": env.bench, "model": type.model, "precision": bundle.manifest.precision,
-            "runner": env.runner.rawValue, "runtime": RunnerFactory.runtime(env.runner), "units": env.units, "passes": env.passes, "seed": env.seed,
+            "runner": type.loadsNoGraphs ? "none" : env.runner.rawValue,
+            "runtime": type.loadsNoGraphs ? "none (the text front end only: no graph runs)" : RunnerFactory.runtime(env.runner), "units": env.units, "passes": env.passes, "seed": env.seed,
             "device": DeviceInfo.describe(), "load_ms": round3(loadMs),
             "first_call_ms": round3(timing.calls.first(where: { $0.pass == 0 })?.milliseconds ?? 0),
             "cold_pass_ms": round3(passes[0].wall), "warm_pass_ms": round3(wallMs),
@@ -88,7 +100,34 @@ public enum BenchDriver {
             if !host.isEmpty { out["host_ms_per_audio_second"] = round3(median(host) / seconds) }
         }
         for (k, v) in warm.last!.pass.extra { out[k] = round3(v) }
+        out.merge(speechFigures(passes.map(\.pass), warm: warm.map(\.pass))) { $1 }
         return out
+    }
+
+    /// A speaking bench's stream figures: the cold pass's and the warm passes' median time to
+    /// the first audio and to the utterance's end (`VP_PASSES=0`: the cold pass is the warm one).
+    static func speechFigures(_ passes: [BenchPass], warm: [BenchPass]) -> [String: Any] {
+        guard let cold = passes.first?.speech else { return [:] }
+        var out: [String: Any] = ["cold_utterance_ms": round3(cold.utteranceMilliseconds)]
+        if let first = cold.firstAudioMilliseconds { out["cold_first_audio_ms"] = round3(first) }
+        let timings = warm.compactMap(\.speech)
+        out["utterance_ms"] = round3(median(timings.map(\.utteranceMilliseconds)))
+        let firsts = timings.compactMap(\.firstAudioMilliseconds)
+        if !firsts.isEmpty { out["first_audio_ms"] = round3(median(firsts)) }
+        return out
+    }
+
+    /// The hashes of the only host files a bench reads (the bundle was checked closed at open):
+    /// a text bench need not hash the graphs it never loads, gigabytes on a real bundle.
+    static func verify(_ files: [String], of bundle: ModelBundle) throws {
+        for name in files {
+            let file = try bundle.fileURL(name)
+            guard FileManager.default.fileExists(atPath: file.path),
+                try ContentHash.fileSHA256(of: file) == bundle.manifest.files[name]
+            else {
+                throw VoxportError(.bundleIntegrity, "\(bundle.url.path): file \(name) is missing or modified; re-export the bundle")
+            }
+        }
     }
 
     static func prepare(_ dir: URL) throws {

@@ -26,6 +26,9 @@ public struct BenchEnvironment: Sendable, Equatable {
     public let seed: Int
     public let phonemes: String?
     public let tokens: [[Int]]?
+    /// Chatterbox / Audio8: the text itself, through the model's front end and the bundle's
+    /// tokenizer.json. As given (not trimmed): the front end judges it, with Python's wording.
+    public let text: String?
     public let voice: String?
     /// Audio8: the frame budget per piece (default the host's); random weights never draw eos.
     public let maxFrames: Int?
@@ -50,6 +53,8 @@ public struct BenchEnvironment: Sendable, Equatable {
           VP_SEED      seed of the host's draws (default 0)
           VP_PHONEMES  Kokoro: phonemes, as `voxport phonemize kokoro "TEXT"` prints them
           VP_TOKENS    Chatterbox / Audio8: `voxport tokenize MODEL "TEXT"`'s JSON, or ids
+          VP_TEXT      Chatterbox / Audio8: the text, through the bundle's tokenizer.json
+                       (*.speak: the Speaker's stream; *.text: text.json as `voxport tokenize`)
           VP_VOICE     a voice of the bundle, or a file from `voxport voice`
           VP_MAX_FRAMES  Audio8: frames per piece at most (default the host's budget)
           VP_MAX_TOKENS  Chatterbox: T3 tokens per chunk at most (default the bundle's budget)
@@ -98,6 +103,10 @@ public struct BenchEnvironment: Sendable, Equatable {
         seed = try Self.integer(value("VP_SEED"), "VP_SEED", default: 0, minimum: Int.min)
         phonemes = value("VP_PHONEMES")
         tokens = try value("VP_TOKENS").map(Self.tokenLists)
+        text = env["VP_TEXT"]
+        if text != nil, tokens != nil {
+            throw Self.error("VP_TEXT and VP_TOKENS are both set: give one (VP_TEXT the text, VP_TOKENS `voxport tokenize`'s ids)")
+        }
         voice = value("VP_VOICE")
         maxFrames = try value("VP_MAX_FRAMES").map { try Self.integer($0, "VP_MAX_FRAMES", default: 0, minimum: 1) }
         maxTokens = try value("VP_MAX_TOKENS").map { try Self.integer($0, "VP_MAX_TOKENS", default: 0, minimum: 1) }
@@ -106,6 +115,7 @@ public struct BenchEnvironment: Sendable, Equatable {
         if runner == .replay, replay == nil {
             throw Self.error("VP_RUNNER=replay needs VP_REPLAY: a voxport-replay/1 recording folder")
         }
+        try BenchCatalog.type(named: bench).checkInputs(self)
     }
 
     /// Core AI where Apple's framework exists, else the Python worker (on Linux the package's

@@ -4,11 +4,12 @@ import VoxportCore
 import VoxportHost
 import VoxportRunner
 
-/// What the four Chatterbox benches share: the host over the bundle (through a clock),
-/// `VP_TOKENS` (the chunks of `voxport tokenize chatterbox "TEXT"`), `VP_VOICE` (a file from
-/// `voxport voice chatterbox`; unset: the bundle's `voice_default.npz`) and the seeded draws
-/// of `VP_SEED` (splitmix, not numpy's or torch's generators: a device run, not a replay).
-/// Every input is checked here, before a graph runs.
+/// What the Chatterbox benches share: the host over the bundle (through a clock), the chunks'
+/// ids — `VP_TOKENS` (the chunks of `voxport tokenize chatterbox "TEXT"`) or `VP_TEXT` through
+/// the Speaker's front end (the bundle's tokenizer.json) — `VP_VOICE` (a file from `voxport
+/// voice chatterbox`; unset: the bundle's `voice_default.npz`) and the seeded draws of `VP_SEED`
+/// (splitmix, not numpy's or torch's generators: a device run, not a replay). Every input is
+/// checked here, before a graph runs.
 struct ChatterboxBenchInputs {
     static let tokenRate = 25.0  // speech tokens per second
     static let melRate = 50.0  // mel frames per second
@@ -16,6 +17,9 @@ struct ChatterboxBenchInputs {
     let host: ChatterboxPipeline
     let clock: TimedRunner
     let chunks: [[Int32]]
+    /// `VP_TEXT` and the Speaker that says it (over the clock), when the text was given.
+    let text: String?
+    let speaker: ChatterboxSpeaker?
     let voice: ChatterboxVoice
     let options: ChatterboxOptions
     let draws: SplitMixDraws
@@ -23,8 +27,9 @@ struct ChatterboxBenchInputs {
     let untimed: GraphRunner
 
     init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment, bench: String) throws {
-        guard let tokens = env.tokens, !tokens.isEmpty else {
-            throw VoxportError(.user, "\(bench) needs VP_TOKENS: the output of `voxport tokenize chatterbox \"TEXT\"`")
+        guard env.tokens?.isEmpty == false || env.text != nil else {
+            throw VoxportError(
+                .user, "\(bench) needs VP_TOKENS (the output of `voxport tokenize chatterbox \"TEXT\"`) or VP_TEXT (the text itself)")
         }
         // a voice file first (cheap), then the host tables (the T3 table is the bundle's biggest file)
         let given = try env.voice.map { try Self.voiceFile($0, bundle: bundle) }
@@ -36,7 +41,15 @@ struct ChatterboxBenchInputs {
         self.voice = voice
         clock = TimedRunner(wrapping: runner)
         host = try ChatterboxPipeline(runner: clock, files: files)
-        chunks = tokens.map { $0.map { Int32(clamping: $0) } }
+        text = env.text
+        if let text = env.text {
+            let speaker = try ChatterboxSpeaker(runner: clock, files: files, tokenizer: try BenchText.tokenizer(bundle))
+            self.speaker = speaker
+            chunks = try BenchText.frontEnd { try speaker.chunks(text) }.map(\.ids)
+        } else {
+            speaker = nil
+            chunks = (env.tokens ?? []).map { $0.map { Int32(clamping: $0) } }
+        }
         var options = ChatterboxOptions()
         options.maxNewTokens = env.maxTokens
         self.options = options
@@ -44,12 +57,13 @@ struct ChatterboxBenchInputs {
         untimed = (runner as? TimedRunner)?.base ?? runner
         // a bad id, an over-long chunk or a bad voice fails here, before any graph runs
         let cond = try voice.condEmb(exaggeration: options.exaggeration)
+        let source = env.text != nil ? "VP_TEXT" : "VP_TOKENS"
         for (i, ids) in chunks.enumerated() {
             do {
                 let (_, rows) = try files.t3.prefillEmbeds(condEmb: cond, textIDs: ids)
                 _ = try host.decoder.checkFits(rows: rows, maxNewTokens: options.maxNewTokens ?? host.speechBudget)
             } catch let e as VoxportError {
-                throw VoxportError(e.kind == .bucketOverflow ? .bucketOverflow : .user, "VP_TOKENS chunk \(i): \(e.message)")
+                throw VoxportError(e.kind == .bucketOverflow ? .bucketOverflow : .user, "\(source) chunk \(i): \(e.message)")
             }
         }
     }
@@ -78,7 +92,7 @@ struct ChatterboxBenchInputs {
     func speechTokens(on h: ChatterboxPipeline, bench: String) async throws -> [Int] {
         let speech = SpeechTokens.dropInvalid(try await t3(chunk: 0, on: h).tokens)
         guard !speech.isEmpty else {
-            throw VoxportError(.user, "\(bench): T3 drew no speech tokens for VP_TOKENS' first chunk with VP_SEED=\(draws.seed): try another seed")
+            throw VoxportError(.user, "\(bench): T3 drew no speech tokens for the first chunk with VP_SEED=\(draws.seed): try another seed")
         }
         return speech
     }
@@ -207,8 +221,11 @@ public final class ChatterboxVocoderBench: BenchCase {
     }
 }
 
-/// `chatterbox.speak`: every chunk through the whole host (`ChatterboxPipeline.speak`): T3, the
-/// flow, HiFT, trim_fade, joined. Stage figures are graph time (`*_graph_ms`).
+/// `chatterbox.speak`: every chunk through the whole host — T3, the flow, HiFT, trim_fade —
+/// joined. `VP_TEXT`: through `ChatterboxSpeaker`'s stream, as an app speaks (a chunk of audio
+/// per text chunk); `VP_TOKENS`: `ChatterboxPipeline.speak`'s loop of `synthesize`, one chunk's
+/// ids at a time. Stage figures are graph time (`*_graph_ms`); `first_audio_ms` is when the
+/// first chunk's audio was ready.
 public final class ChatterboxSpeakBench: BenchCase {
     public static let name = "chatterbox.speak"
     public static let model = "chatterbox"
@@ -219,24 +236,52 @@ public final class ChatterboxSpeakBench: BenchCase {
         inputs = try ChatterboxBenchInputs(bundle: bundle, runner: runner, environment: env, bench: Self.name)
     }
 
+    /// The Speaker's options as the inputs' (`ChatterboxOptions()` with `VP_MAX_TOKENS`, the
+    /// splitmix draws of `VP_SEED`), made fresh: they move into the Speaker's task.
+    static func speakOptions(seed: Int, maxNewTokens: Int?) -> sending ChatterboxSpeakOptions {
+        var options = ChatterboxSpeakOptions()
+        options.generation.maxNewTokens = maxNewTokens
+        options.draws = SplitMixDraws(seed: seed)
+        return options
+    }
+
     public func pass(_ index: Int) async throws -> BenchPass {
         let clock = inputs.clock
         clock.resetTotals()
-        let (audio, results) = try await inputs.host.speak(
-            chunks: inputs.chunks, voice: inputs.voice, options: inputs.options, draws: inputs.draws)
+        let speech = SpeechClock()
+        let audio: [Float], timing: SpeechTiming
+        var extra: [String: Double]
+        if let speaker = inputs.speaker, let text = inputs.text {
+            let options = Self.speakOptions(seed: inputs.draws.seed, maxNewTokens: inputs.options.maxNewTokens)
+            let said = try await speech.drain(try speaker.speak(text, voice: inputs.voice, options: options))
+            (audio, timing) = (said.audio, said.timing)
+            extra = ["chunks": Double(said.chunks)]
+        } else {
+            // `ChatterboxPipeline.speak`, chunk by chunk, so the first chunk's audio is seen when ready
+            var results: [ChatterboxChunkResult] = []
+            for (i, ids) in inputs.chunks.enumerated() {
+                let r = try await inputs.host.synthesize(textIDs: ids, voice: inputs.voice, options: inputs.options, draws: inputs.draws, chunk: i)
+                speech.audio(r.wav)
+                results.append(r)
+            }
+            timing = speech.finish()
+            audio = results.flatMap(\.wav)
+            extra = ["chunks": Double(results.count),
+                     "tokens": Double(results.reduce(0) { $0 + $1.t3.tokens.count }),
+                     "speech_tokens": Double(results.reduce(0) { $0 + $1.speechTokens.count })]
+        }
         let isDecode: (String) -> Bool = { $0 == "\(T3Decoder.graph).decode" }
         let decodes = clock.count(isDecode)
         let steps = clock.count { $0.hasPrefix(FlowSolver.estimatorGraph + ".") }
+        extra.merge([
+            "ms_per_token": decodes > 0 ? clock.milliseconds(isDecode) / Double(decodes) : 0,
+            "estimator_ms_per_step": steps > 0 ? clock.graphMilliseconds(FlowSolver.estimatorGraph) / Double(steps) : 0,
+            "t3_graph_ms": clock.graphMilliseconds(T3Decoder.graph),
+            "flow_graph_ms": clock.graphMilliseconds(FlowSolver.encoderGraph) + clock.graphMilliseconds(FlowSolver.estimatorGraph),
+            "vocoder_graph_ms": clock.graphMilliseconds(HiftVocoder.f0Graph) + clock.graphMilliseconds(HiftVocoder.trunkGraph),
+        ]) { $1 }
         return BenchPass(
             audio: audio, sampleRate: ChatterboxPipeline.sampleRate, audioSeconds: Double(audio.count) / Double(ChatterboxPipeline.sampleRate),
-            hostMilliseconds: results.reduce(0) { $0 + $1.hostMilliseconds },
-            extra: ["chunks": Double(results.count),
-                    "tokens": Double(results.reduce(0) { $0 + $1.t3.tokens.count }),
-                    "speech_tokens": Double(results.reduce(0) { $0 + $1.speechTokens.count }),
-                    "ms_per_token": decodes > 0 ? clock.milliseconds(isDecode) / Double(decodes) : 0,
-                    "estimator_ms_per_step": steps > 0 ? clock.graphMilliseconds(FlowSolver.estimatorGraph) / Double(steps) : 0,
-                    "t3_graph_ms": clock.graphMilliseconds(T3Decoder.graph),
-                    "flow_graph_ms": clock.graphMilliseconds(FlowSolver.encoderGraph) + clock.graphMilliseconds(FlowSolver.estimatorGraph),
-                    "vocoder_graph_ms": clock.graphMilliseconds(HiftVocoder.f0Graph) + clock.graphMilliseconds(HiftVocoder.trunkGraph)])
+            hostMilliseconds: timing.utteranceMilliseconds - clock.totalMilliseconds, extra: extra, speech: timing)
     }
 }

@@ -24,7 +24,10 @@ do {
 do {
     let result = try await BenchDriver.run(env) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     let rtf = (result["rtf"] as? Double).map { String(format: "%.3f", $0) } ?? "-"
-    print("wrote \(env.out.path)/result.json (RTF \(rtf), load \(result["load_ms"] ?? "-") ms)")
+    // a speaking bench: what a listener waits for; a text bench: the front end's file beside it
+    let firstAudio = (result["first_audio_ms"] as? Double).map { ", first audio \(String(format: "%.1f", $0)) ms" } ?? ""
+    let text = result["runner"] as? String == "none" ? " and text.json" : ""
+    print("wrote \(env.out.path)/result.json\(text) (RTF \(rtf), load \(result["load_ms"] ?? "-") ms\(firstAudio))")
 } catch let e as VoxportError where e.kind == .user || e.kind == .bundleNotFound {
     fail(e.message, code: 2)
 } catch {
