@@ -9,7 +9,7 @@ on PATH and returns a `FakeDevice`. The script reads its setup from the environm
 - FAKE_DROP: a destination path suffix whose `copy to` is dropped while still exiting 0
   (FAKE_DROP_MODE=truncate writes half the bytes, =vanish writes nothing)
 - FAKE_LAUNCH_RESULT: JSON that `process launch` writes as Documents/<VP_OUT>/result.json
-  (with a small audio.wav beside it)
+  (with a small audio.wav beside it, or for a `*.text` bench a text.json)
 """
 
 from __future__ import annotations
@@ -62,7 +62,10 @@ elif argv[:4] == ["devicectl", "device", "process", "launch"]:
         doc = json.loads(result)
         doc["bench"] = env["VP_BENCH"]
         (out / "result.json").write_text(json.dumps(doc))
-        (out / "audio.wav").write_bytes(b"RIFF-fake-wav")
+        if env["VP_BENCH"].endswith(".text"):  # a text bench: text.json, no audio
+            (out / "text.json").write_text(json.dumps({"model": "fake", "chunks": []}))
+        else:
+            (out / "audio.wav").write_bytes(b"RIFF-fake-wav")
     print("Launched application")
 else:
     print("unexpected: " + " ".join(argv), file=sys.stderr)

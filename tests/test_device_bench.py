@@ -45,9 +45,19 @@ def _bench(model, *env, extra=()):
         (
             "chatterbox",
             "kokoro.speak",  # a bench of another model
-            ["chatterbox.t3", "chatterbox.estimator", "chatterbox.vocoder", "chatterbox.speak"],
+            [
+                "chatterbox.t3",
+                "chatterbox.estimator",
+                "chatterbox.vocoder",
+                "chatterbox.speak",
+                "chatterbox.text",
+            ],
         ),
-        ("audio8-tts", "audio8.frames", ["audio8.frame", "audio8.codec", "audio8.speak"]),
+        (
+            "audio8-tts",
+            "audio8.frames",
+            ["audio8.frame", "audio8.codec", "audio8.speak", "audio8.text"],
+        ),
     ],
 )
 def test_unknown_vp_bench_lists_the_valid_ones(tmp_path, monkeypatch, capsys, model, bench, valid):
@@ -108,6 +118,30 @@ def test_launch_then_result_pulled_back_and_summarised(tmp_path, monkeypatch, ca
     ]
     assert "calls per audio second 1.2" in printed and "RTF 0.091" in printed
     assert not list(out.glob(".pull-*"))  # the pull folder is gone
+
+
+def test_a_text_bench_pulls_text_json_and_leaves_no_old_audio(tmp_path, monkeypatch, capsys):
+    """`chatterbox.text` with VP_TEXT: text.json comes back beside result.json, an audio.wav
+    from an earlier run in --out is removed, and the summary reads the text bench's keys."""
+    install(tmp_path, monkeypatch)
+    result = {**RESULT, "front_end_ms": 1.25, "chunks": 2.0, "ids": 31.0, "runner": "none"}
+    monkeypatch.setenv("FAKE_LAUNCH_RESULT", json.dumps(result))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "audio.wav").write_bytes(b"an earlier run's")
+    env = ("VP_BENCH=chatterbox.text", "VP_BUNDLE=models/cb", "VP_TEXT=Hello there. Hi.")
+    assert _bench("chatterbox", *env, extra=("--out", str(out), "--poll", "0.01")) == 0
+    printed = capsys.readouterr().out
+    assert json.loads((out / "text.json").read_text()) == {"model": "fake", "chunks": []}
+    assert not (out / "audio.wav").exists()
+    assert "text: 2 chunk(s), 31 ids, front end 1.25 ms per text" in printed
+    assert "RTF" not in printed
+
+
+def test_a_speak_summary_has_the_time_to_first_audio():
+    lines = summarize({**RESULT, "first_audio_ms": 420.0, "cold_first_audio_ms": 900.5,
+                       "utterance_ms": 2100.0})  # fmt: skip
+    assert lines[-1] == "first audio after 420.0 ms (cold 900.5 ms), whole utterance 2100.0 ms"
 
 
 def test_a_failure_the_app_reports_is_exit_1_with_its_reason(tmp_path, monkeypatch, capsys):

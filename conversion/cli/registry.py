@@ -74,12 +74,13 @@ MODELS: dict[str, ModelEntry] = {
                 "chatterbox.estimator",
                 "chatterbox.vocoder",
                 "chatterbox.speak",
+                "chatterbox.text",
             ),
         ),
         ModelEntry(
             "audio8_tts",
             "conversion.audio8_tts",
-            benches=("audio8.frame", "audio8.codec", "audio8.speak"),
+            benches=("audio8.frame", "audio8.codec", "audio8.speak", "audio8.text"),
         ),
     )
 }

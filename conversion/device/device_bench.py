@@ -32,6 +32,9 @@ VARIABLES = (
     "VP_SEED",
     "VP_PHONEMES",
     "VP_TOKENS",
+    "VP_TEXT",
+    "VP_MAX_FRAMES",
+    "VP_MAX_TOKENS",
     "VP_VOICE",
     "VP_OUT",
     "VP_REPLAY",
@@ -39,6 +42,9 @@ VARIABLES = (
 RUNNERS = ("coreai", "worker", "replay")
 UNITS = ("cpu-only", "cpu", "gpu", "ane")
 RESULT, AUDIO = "result.json", "audio.wav"
+# What a text bench (`chatterbox.text`, `audio8.text`) writes beside its result: the JSON
+# `voxport tokenize MODEL TEXT` prints, made on the device.
+TEXT = "text.json"
 
 
 class BenchTimeout(VoxportError):
@@ -113,6 +119,10 @@ class Remote:
     @property
     def audio(self) -> str:
         return f"{self.folder}/{AUDIO}"
+
+    @property
+    def text(self) -> str:
+        return f"{self.folder}/{TEXT}"
 
 
 def remote_for(env: dict[str, str]) -> Remote:
@@ -200,10 +210,23 @@ def summarize(result: dict) -> list[str]:
         width = max(len(str(k)) for k in warm)
         lines.append("warm median per graph:")
         lines += [f"  {str(g):<{width}}  {_num(ms, ' ms', 2)}" for g, ms in sorted(warm.items())]
+    if "front_end_ms" in result:  # a text bench: no graphs, no audio
+        lines.append(
+            f"text: {_num(result.get('chunks'), '', 0)} chunk(s), "
+            f"{_num(result.get('ids'), '', 0)} ids, front end "
+            f"{_num(result.get('front_end_ms'), ' ms', 2)} per text"
+        )
+        return lines
     lines.append(
         f"audio {_num(result.get('audio_seconds'), ' s', 2)}, runtime calls per audio second "
         f"{_num(result.get('calls_per_audio_second'))}, RTF {_num(result.get('rtf'), '', 3)}"
     )
+    if "first_audio_ms" in result:
+        lines.append(
+            f"first audio after {_num(result.get('first_audio_ms'), ' ms')} "
+            f"(cold {_num(result.get('cold_first_audio_ms'), ' ms')}), whole utterance "
+            f"{_num(result.get('utterance_ms'), ' ms')}"
+        )
     return lines
 
 
@@ -216,6 +239,7 @@ def dry_run_lines(ctl: Devicectl, env: dict[str, str], work: Path, wait_s: float
         f"# then every {poll_s:g} s, for up to {wait_s:g} s, until a new {RESULT} parses:",
         shown(ctl.copy_from(remote.result, work / RESULT)),
         shown(ctl.copy_from(remote.audio, work / AUDIO)),
+        shown(ctl.copy_from(remote.text, work / TEXT)) + f"  # text benches: {TEXT}",
     ]
 
 
@@ -259,12 +283,15 @@ def device_bench(
             raise BenchTimeout(f"launching {app_id} on {device} failed: {launched.last_line}")
         found = waiter.wait(before)
         result = _read_json(found) or {}
-        audio = _pull(ctl, remote.audio, work / AUDIO)
         kept = [_keep(found, out_dir, RESULT)]
-        if audio is not None:
-            kept.append(_keep(audio, out_dir, AUDIO))
-        else:  # never leave an earlier run's audio beside this run's result
-            (out_dir / AUDIO).unlink(missing_ok=True)
+        pulled: dict[str, Path | None] = {}
+        for name, source in ((AUDIO, remote.audio), (TEXT, remote.text)):
+            pulled[name] = _pull(ctl, source, work / name)
+            if pulled[name] is not None:
+                kept.append(_keep(pulled[name], out_dir, name))
+            else:  # never leave an earlier run's file beside this run's result
+                (out_dir / name).unlink(missing_ok=True)
+        audio = pulled[AUDIO]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if "error" in result:
