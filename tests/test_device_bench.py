@@ -203,3 +203,22 @@ def test_summary_of_a_partial_result_marks_what_is_missing():
     assert lines[0].startswith("bench ? on Mac16,1, ?")
     assert lines[1] == "load nan, first call —, warm pass —, peak RSS —"
     assert lines[-1].endswith("RTF —")
+
+
+def test_every_swift_bench_of_a_model_is_its_device_bench():
+    """The Swift bench catalogue (each `static let name = "model.what"` in VoxportBench) and
+    the registry's benches per model name the same benches: a bench added on one side only
+    would be refused by `device-bench` or missing from the app."""
+    import re
+    from pathlib import Path
+
+    from conversion.cli.registry import MODELS
+
+    sources = Path(__file__).resolve().parents[1] / "ios" / "Sources" / "VoxportBench"
+    swift = {
+        m.group(1)
+        for f in sources.glob("*.swift")
+        for m in re.finditer(r'static let name = "([a-z0-9_]+\.[a-z0-9_]+)"', f.read_text())
+    }
+    registered = {b for entry in MODELS.values() for b in entry.benches}
+    assert swift - {"core.calls"} == registered  # core.calls: the runtime's own, no model
