@@ -1,0 +1,101 @@
+import Foundation
+import VoxportCore
+import VoxportTestSupport
+import XCTest
+
+@testable import VoxportText
+
+/// The Swift port of misaki's `Lexicon` against misaki itself:
+/// `conversion/kokoro/lexicon/swift_case.py` (a Python child) writes the lexicon folder and
+/// every distinct call of the real `Lexicon.__call__` made while misaki's G2P read the corpus
+/// (plus direct calls with non-ASCII tokens), with misaki's answers. Nothing expected comes
+/// from the Swift side or the written files. A debug run checks every held-out and extra call
+/// and a fixed half of the development calls (call index % 2 == 0); VP_MISAKI_ALL=1 checks
+/// all of them.
+final class MisakiLexiconTests: XCTestCase {
+    struct Call {
+        let set: String
+        let token: MisakiLexiconToken
+        let context: MisakiTokenContext
+        let expected: MisakiLexiconAnswer
+    }
+
+    struct Case {
+        let folder: URL
+        let calls: [Call]
+    }
+
+    nonisolated(unsafe) static var cached: Case?
+
+    static func load() throws -> Case {
+        if let c = cached { return c }
+        let out = try TestScratch.folder("misaki-lexicon-case")
+        try PythonChild.run(PythonChild.repo.appendingPathComponent("conversion/kokoro/lexicon/swift_case.py"), [out.path])
+        let text = try Data(contentsOf: out.appendingPathComponent("cases.jsonl"))
+        var calls: [Call] = []
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let row = try XCTUnwrap(ExactJSON.parse([UInt8](line)).array)
+            XCTAssertEqual(row.count, 12)
+            func double(_ v: ExactJSON) -> Double? { if case .number(let d) = v { d } else { nil } }
+            let token = MisakiLexiconToken(
+                text: try XCTUnwrap(row[1].string), alias: row[2].string, tag: try XCTUnwrap(row[3].string),
+                stress: double(row[4]), currency: row[5].string, isHead: try XCTUnwrap(row[6].bool))
+            let context = MisakiTokenContext(futureVowel: row[7].bool, futureTo: try XCTUnwrap(row[8].bool))
+            let expected: MisakiLexiconAnswer =
+                row[9].string == "number" ? .number : .word(phonemes: row[10].string, rating: row[11].int)
+            calls.append(Call(set: try XCTUnwrap(row[0].string), token: token, context: context, expected: expected))
+        }
+        let c = Case(folder: out.appendingPathComponent("lexicon"), calls: calls)
+        cached = c
+        return c
+    }
+
+    /// Phonemes compared scalar by scalar (String == would merge canonically equivalent ones).
+    static func same(_ a: MisakiLexiconAnswer, _ b: MisakiLexiconAnswer) -> Bool {
+        switch (a, b) {
+        case (.number, .number): return true
+        case (.word(let p, let r), .word(let q, let s)):
+            return r == s && p.map { Array($0.unicodeScalars) } == q.map { Array($0.unicodeScalars) }
+        default: return false
+        }
+    }
+
+    /// Every checked call: the Swift lexicon's answer equals misaki's, phonemes and rating,
+    /// and `.number` exactly where misaki went on to its number reader.
+    func testEveryCallEqualsMisaki() throws {
+        let c = try Self.load()
+        let start = Date()
+        let lexicon = try MisakiLexicon(folder: c.folder)
+        let loaded = Date().timeIntervalSince(start)
+        let all = ProcessInfo.processInfo.environment["VP_MISAKI_ALL"] == "1"
+        var checked: [String: (equal: Int, total: Int)] = [:]
+        var misses: [String] = []
+        var numbers = 0
+        let t0 = Date()
+        for (i, call) in c.calls.enumerated() where all || call.set != "dev" || i % 2 == 0 {
+            let got = lexicon(call.token, call.context)
+            let ok = Self.same(got, call.expected)
+            checked[call.set, default: (0, 0)].total += 1
+            if ok { checked[call.set, default: (0, 0)].equal += 1 }
+            if call.expected == .number { numbers += 1 }
+            if !ok, misses.count < 20 {
+                misses.append("\(call.token.text.debugDescription) tag \(call.token.tag) stress \(String(describing: call.token.stress)) ctx \(call.context): swift \(got) misaki \(call.expected)")
+            }
+        }
+        let elapsed = Date().timeIntervalSince(t0)
+        let total = checked.values.reduce(0) { $0 + $1.total }
+        let summary = checked.keys.sorted().map { "\($0) \(checked[$0]!.equal)/\(checked[$0]!.total)" }.joined(separator: ", ")
+        print(
+            "[misaki-lexicon] \(summary) (\(numbers) number calls); load \(String(format: "%.2f", loaded)) s, "
+                + "\(String(format: "%.1f", elapsed / Double(max(total, 1)) * 1e6)) µs per call")
+        XCTAssertGreaterThan(total, 20_000)
+        XCTAssertEqual(misses, [])
+    }
+
+    /// A missing lexicon folder is one line naming the fix.
+    func testMissingFolderNamesTheWriter() {
+        XCTAssertThrowsError(try MisakiLexicon(folder: URL(fileURLWithPath: "/nonexistent-misaki"))) { error in
+            XCTAssertTrue("\(error)".contains("write_lexicon"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+"""misaki's lexicons as written for the Swift lexicon: deterministic, and exactly misaki's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conversion.kokoro.lexicon.writer import (
+    DICTIONARIES,
+    decode_dictionary,
+    encode_dictionary,
+    write_lexicon,
+)
+
+pytest.importorskip("misaki")
+
+
+def _misaki_lexicon():
+    from misaki import en
+
+    return en.Lexicon(british=False)
+
+
+def test_two_writes_are_byte_identical(tmp_path: Path) -> None:
+    a = write_lexicon(tmp_path / "a")
+    b = write_lexicon(tmp_path / "b")
+    assert [p.name for p in a] == ["us_gold.tsv", "us_silver.tsv"]
+    for x, y in zip(a, b, strict=True):
+        assert x.read_bytes() == y.read_bytes()
+
+
+def test_files_round_trip_to_misakis_grown_dictionaries(tmp_path: Path) -> None:
+    # The expected side is misaki's own Lexicon object, not the writer's loader.
+    lexicon = _misaki_lexicon()
+    paths = dict(zip(DICTIONARIES, write_lexicon(tmp_path), strict=True))
+    assert decode_dictionary(paths["us_gold"].read_bytes()) == lexicon.golds
+    assert decode_dictionary(paths["us_silver"].read_bytes()) == lexicon.silvers
+
+
+def test_tagged_entries_and_none_survive() -> None:
+    d = {
+        "AM": {"DEFAULT": "æm", "NOUN": None},
+        "read": {"DEFAULT": "ɹˈid", "VBD": "ɹˈɛd"},
+        "a": "ɐ",
+    }
+    raw = encode_dictionary(d)
+    assert decode_dictionary(raw) == d
+    assert json.dumps(decode_dictionary(raw), sort_keys=True) == json.dumps(d, sort_keys=True)
+
+
+def test_a_value_the_format_cannot_hold_is_refused() -> None:
+    with pytest.raises(ValueError, match="tab, newline or '='"):
+        encode_dictionary({"x": "a\tb"})
