@@ -6,12 +6,17 @@ import VoxportBench
 import VoxportCore
 import VoxportHost
 import VoxportRunner
+import VoxportText
 
 /// The Swift Chatterbox host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
-/// on the reduced random-weight T3 bundle (`bundles/chatterbox-fp32-reduced-seed0-t3`, the port's
-/// graph subset), against the Python pipeline on the same bundle (`chatterbox_case.py make`):
-/// T3's tokens (and the speech tokens drop_invalid_tokens keeps) equal Python's for Python's
-/// uniforms; then `chatterbox.t3` through `BenchDriver` on the same worker, and bad bench input.
+/// on the whole reduced random-weight bundle (`bundles/chatterbox-fp32-reduced-seed0`, the one
+/// CoreAIRunnerParityTests uses), against the Python pipeline on the same bundle
+/// (`chatterbox_case.py make`: `speak` of two sentences, its draws recorded per chunk):
+/// ChatterboxSpeaker (`BundleSpeaker.open` over the worker, its own front end on the bundle's
+/// tokenizer.json) gives Python's chunks, ids and audio for the same text and draws; T3's tokens
+/// (and the speech tokens drop_invalid_tokens keeps) equal Python's for Python's uniforms; bad
+/// text gets the pipeline's answer; then `chatterbox.t3` through `BenchDriver` on the same
+/// worker, and bad bench input.
 ///
 /// One worker serves the whole class; it starts as soon as the Python side says the bundle is
 /// current, so its graph load overlaps the Python run.
@@ -19,20 +24,30 @@ final class ChatterboxWorkerTests: XCTestCase {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chatterbox_case.py")
 
     struct Case: Decodable {
+        struct Chunk: Decodable {
+            let text: String
+            let ids: [Int32]
+            let tokens: [Int]
+            let stopped: Bool
+            let speech_tokens: [Int]
+            let samples: Int
+        }
+        /// What the pipeline's front end says to a bad text: its error, or its chunks.
+        struct Bad: Decodable {
+            struct Piece: Decodable {
+                let text: String
+                let ids: [Int32]
+            }
+            let text: String
+            let error: String?
+            let chunks: [Piece]?
+        }
         let bundle: String
         let text: String
-        let text_ids: [Int32]
         let seed: Int
-        let tokens: [Int]
-        let stopped: Bool
-        let speech_tokens: [Int]
-    }
-
-    /// Python's uniforms, one [8194] row per draw.
-    static func uniformRows(_ dir: URL) throws -> [[Float]] {
-        let u = try Npy.load(dir.appendingPathComponent("uniforms.npy"))
-        let all = try u.float32(), v = u.shape[1]
-        return (0..<u.shape[0]).map { Array(all[($0 * v)..<(($0 + 1) * v)]) }
+        let chunks: [Chunk]
+        let samples: Int
+        let bad: [Bad]
     }
 
     struct Shared {
@@ -44,6 +59,16 @@ final class ChatterboxWorkerTests: XCTestCase {
     }
 
     nonisolated(unsafe) static var made: Result<Shared, Error>?
+    /// Python's answers (and the host files), kept for the whole process where the worker goes
+    /// with the class: CoreAIRunnerParityTests holds its own Speaker run against them and the
+    /// worker's run (`workerRun`) after this class is done.
+    nonisolated(unsafe) static var python: (dir: URL, kase: Case, bundle: ModelBundle, files: ChatterboxBundleFiles)?
+
+    static func pythonCase() async throws -> (dir: URL, kase: Case, bundle: ModelBundle, files: ChatterboxBundleFiles) {
+        if let python { return python }
+        let s = try await shared()
+        return (s.dir, s.kase, s.bundle, s.files)
+    }
 
     /// Python's answers and the class's worker, made once: the Python case runs while the worker
     /// loads (the export, when the bundle is missing, comes first).
@@ -84,7 +109,7 @@ final class ChatterboxWorkerTests: XCTestCase {
             async let tables = Result { try ChatterboxBundleFiles.load(opened) }
             let w: Result<WorkerRunner, Error>
             do {
-                w = .success(try await WorkerRunner(bundle: opened.url, graphs: [T3Decoder.graph]))
+                w = .success(try await WorkerRunner(bundle: opened.url))
             } catch {
                 w = .failure(error)
             }
@@ -106,6 +131,7 @@ final class ChatterboxWorkerTests: XCTestCase {
         let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
         print(String(format: "chatterbox e2e: bundle current after %.1f s, worker and host tables ready after %.1f s, Python case done after %.1f s",
                      tBundle, tWorker, seconds(since: t0)))
+        python = (dir, kase, bundle, files)
         return Shared(dir: dir, kase: kase, bundle: bundle, files: files, worker: worker)
     }
 
@@ -118,18 +144,104 @@ final class ChatterboxWorkerTests: XCTestCase {
         super.tearDown()
     }
 
+    /// What ChatterboxSpeaker (from `BundleSpeaker.open` over `runner`) says for the case's
+    /// text with Python's recorded draws and `voxport speak`'s default options; every graph call
+    /// recorded.
+    static func speakerSpeech(_ runner: GraphRunner) async throws -> (chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
+        let s = try await pythonCase()
+        let recorder = RecordingRunner(wrapping: runner)
+        guard case .chatterbox(let speaker) = try BundleSpeaker.open(s.bundle.url, runner: recorder, verify: false) else {
+            throw VoxportError(.user, "\(s.kase.bundle) did not open as a ChatterboxSpeaker")
+        }
+        var options = speaker.makeOptions()
+        options.draws = try RecordedChunkDraws(s.dir, count: s.kase.chunks.count)
+        let chunks = try await SpeakerParity.collect(try speaker.speak(s.kase.text, voice: nil, options: options))
+        return (chunks, recorder.steps)
+    }
+
+    /// The Speaker over the class's host files, already loaded (opening the bundle again reads
+    /// them again: seconds); `speakerSpeech` opens it through `BundleSpeaker.open`.
+    static func speaker(_ s: Shared, runner: GraphRunner) throws -> ChatterboxSpeaker {
+        try ChatterboxSpeaker(runner: runner, files: s.files,
+                              tokenizer: try Tokenizer(contentsOf: try s.bundle.fileURL(ChatterboxSpeaker.tokenizerFile)))
+    }
+
+    nonisolated(unsafe) static var workerRun: Result<(chunks: [SpeechChunk], steps: [ReplayRunner.Step]), Error>?
+
+    /// `speakerSpeech` over the class's worker, once per test process (CoreAIRunnerParityTests
+    /// holds CoreAIRunner's speech against the same run).
+    static func workerSpeech() async throws -> (chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
+        if let workerRun { return try workerRun.get() }
+        let result: Result<(chunks: [SpeechChunk], steps: [ReplayRunner.Step]), Error>
+        do {
+            result = .success(try await speakerSpeech(try await shared().worker))
+        } catch {
+            result = .failure(error)
+        }
+        workerRun = result
+        return try result.get()
+    }
+
+    /// Text -> ChatterboxSpeaker -> audio through the worker, against Python's `speak` of the
+    /// same text with the same draws: the chunks' text (after punc_norm) and ids, the stream,
+    /// each chunk's length, and the audio within 3e-5 of its peak (measured: 2.1e-5; the same
+    /// T3 tokens, the flow's and HiFT's host float sums ordered differently in the two hosts).
+    func testChatterboxSpeakerThroughTheWorkerGivesPythonsSpeech() async throws {
+        let s = try await Self.shared()
+        let speaker = try Self.speaker(s, runner: s.worker)
+        XCTAssertGreaterThan(s.kase.chunks.count, 1, "the case should span more than one chunk")
+        let split = try speaker.chunks(s.kase.text)
+        XCTAssertEqual(split.map(\.text), s.kase.chunks.map(\.text), "punc_norm and the split")
+        XCTAssertEqual(split.map(\.ids), s.kase.chunks.map(\.ids), "the tokenizer")
+        let chunks = try await Self.workerSpeech().chunks
+        XCTAssertEqual(chunks.map(\.text), s.kase.chunks.map(\.text))
+        XCTAssertEqual(chunks.map(\.piece), Array(s.kase.chunks.indices))
+        XCTAssertTrue(chunks.allSatisfy { $0.pieceCount == s.kase.chunks.count && $0.sampleRate == 24_000 })
+        XCTAssertEqual(chunks.map(\.samples.count), s.kase.chunks.map(\.samples), "each chunk's samples")
+        let python = try RawF32.read(s.dir.appendingPathComponent("audio.f32"))
+        let swift = chunks.flatMap(\.samples)
+        XCTAssertEqual(swift.count, s.kase.samples)
+        XCTAssertGreaterThan(python.map { abs($0) }.max() ?? 0, 1e-3, "the Python audio is silent: nothing to compare")
+        let error = SpeakerParity.relativeError(swift, python)
+        print("chatterbox speaker e2e: \(chunks.count) chunks, \(swift.count) samples, max|Δ|/max|ref| \(error)")
+        XCTAssertLessThanOrEqual(error, 3e-5, "max|Δ|/max|ref| over every sample")
+    }
+
+    /// Empty text, only spaces, characters the tokenizer does not know, a word longer than the
+    /// text budget: the Speaker says what Python's front end says (its error's wording, or the
+    /// same chunks), and nothing reaches a graph.
+    func testBadTextGetsThePipelinesAnswerBeforeAnyGraphRuns() async throws {
+        let s = try await Self.shared()
+        let counter = CountingRunner(s.worker)
+        let speaker = try Self.speaker(s, runner: counter)
+        XCTAssertEqual(s.kase.bad.compactMap(\.error).count, 2, "Python refuses the empty and the blank text")
+        for bad in s.kase.bad {
+            if let error = bad.error {
+                XCTAssertThrowsError(try speaker.speak(bad.text)) { e in
+                    XCTAssertEqual("\(e)", error, PythonRepr.string(bad.text))
+                }
+            } else {
+                let chunks = try speaker.chunks(bad.text)
+                XCTAssertEqual(chunks.map(\.text), bad.chunks?.map(\.text), PythonRepr.string(bad.text))
+                XCTAssertEqual(chunks.map(\.ids), bad.chunks?.map(\.ids), PythonRepr.string(bad.text))
+            }
+        }
+        XCTAssertEqual(counter.calls, 0, "no graph ran")
+    }
+
     func testSwiftHostThroughTheWorkerGivesPythonsT3Tokens() async throws {
         let s = try await Self.shared()
         let host = try ChatterboxPipeline(runner: s.worker, files: s.files)
         var options = ChatterboxOptions()
         options.exaggeration = 0.5  // SpeakOptions' default, which the Python side spoke with
-        let rows = try Self.uniformRows(s.dir)
-        XCTAssertEqual(rows.count, s.kase.stopped ? s.kase.tokens.count + 1 : s.kase.tokens.count, "one uniform row per draw")
-        let r = try await host.t3(textIDs: s.kase.text_ids, voice: s.files.defaultVoice!, options: options, uniforms: RecordedUniforms(rows))
-        XCTAssertEqual(r.tokens, s.kase.tokens, "T3 tokens for Python's uniforms")
-        XCTAssertEqual(r.stopped, s.kase.stopped)
+        let first = s.kase.chunks[0]
+        let rows = try RecordedChunkDraws(s.dir, count: 1).chunks[0].rows
+        XCTAssertEqual(rows.count, first.stopped ? first.tokens.count + 1 : first.tokens.count, "one uniform row per draw")
+        let r = try await host.t3(textIDs: first.ids, voice: s.files.defaultVoice!, options: options, uniforms: RecordedUniforms(rows))
+        XCTAssertEqual(r.tokens, first.tokens, "T3 tokens for Python's uniforms")
+        XCTAssertEqual(r.stopped, first.stopped)
         let speech = SpeechTokens.dropInvalid(r.tokens)
-        XCTAssertEqual(speech, s.kase.speech_tokens, "drop_invalid_tokens")
+        XCTAssertEqual(speech, first.speech_tokens, "drop_invalid_tokens")
         // The calibrated random T3 (issue 20) draws speech ids and ends on its own stop token, so
         // this case exercises the stop path; drop_invalid_tokens over invalid ids is held by
         // ChatterboxSamplingTests' fixture cases.
@@ -145,7 +257,7 @@ final class ChatterboxWorkerTests: XCTestCase {
         try? FileManager.default.removeItem(at: out)
         let env = try BenchEnvironment([
             "VP_BENCH": "chatterbox.t3", "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0",
-            "VP_SEED": "5", "VP_TOKENS": s.kase.text_ids.map(String.init).joined(separator: ","), "VP_OUT": out.path,
+            "VP_SEED": "5", "VP_TOKENS": s.kase.chunks[0].ids.map(String.init).joined(separator: ","), "VP_OUT": out.path,
         ])
         try await BenchDriver.run(env, runner: s.worker)
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]

@@ -1,5 +1,6 @@
-// CoreAIRunner against WorkerRunner, model by model, on the reduced bundles: each bench's pass
-// (the whole host: Kokoro; Chatterbox T3 prefill + decode over its KV state, the flow, HiFT; the
+// CoreAIRunner against WorkerRunner, model by model, on the reduced bundles: each model's
+// Speaker (text to a chunk stream, over the worker classes' cases and runs) and each bench's pass
+// (Chatterbox T3 prefill + decode over its KV state, the flow, HiFT; the
 // int8 T3; the fp16 estimator; Audio8 prefill, the fused frame, the codec) through both runners,
 // every graph call recorded. On Linux `CoreAI` is the package's mirror over the same Core AI
 // runtime WorkerRunner's `voxport serve` runs, so the audio and every call's outputs must be equal
@@ -104,9 +105,29 @@
             #endif
         }
 
-        /// The Swift Kokoro host on KokoroWorkerTests' case (Python's phonemes and draws):
-        /// through CoreAIRunner against the same host through the worker (that class's run).
-        func testKokoroSpeechThroughCoreAIIsTheWorkersSpeech() async throws {
+        /// One Speaker's stream through both runners: on the mirror the same chunks (text,
+        /// piece, samples) bit for bit and, call by call, the same graph outputs; on Apple's
+        /// framework the same chunking and the audio within 1e-4 of its peak.
+        func assertSameSpeech(
+            worker: (chunks: [SpeechChunk], steps: [ReplayRunner.Step]), coreai: (chunks: [SpeechChunk], steps: [ReplayRunner.Step]),
+            _ what: String, file: StaticString = #filePath, line: UInt = #line
+        ) {
+            XCTAssertGreaterThan(worker.chunks.count, 1, "\(what): one chunk proves little about a stream", file: file, line: line)
+            let pass = { (chunks: [SpeechChunk]) in BenchPass(audio: chunks.flatMap(\.samples), audioSeconds: 0) }
+            assertSame((Run(pass: pass(worker.chunks), steps: worker.steps), Run(pass: pass(coreai.chunks), steps: coreai.steps)), what,
+                       file: file, line: line)
+            XCTAssertEqual(coreai.chunks.map(\.text), worker.chunks.map(\.text), "\(what): chunk texts", file: file, line: line)
+            XCTAssertEqual(coreai.chunks.map(\.piece), worker.chunks.map(\.piece), "\(what): pieces", file: file, line: line)
+            XCTAssertEqual(coreai.chunks.map(\.samples.count), worker.chunks.map(\.samples.count), "\(what): chunk lengths",
+                           file: file, line: line)
+            #if os(Linux)
+                XCTAssertEqual(coreai.chunks, worker.chunks, "\(what): the chunk stream", file: file, line: line)
+            #endif
+        }
+
+        /// KokoroSpeaker on KokoroWorkerTests' case (Python's phonemes and draws): through
+        /// CoreAIRunner against the same Speaker through the worker (that class's run).
+        func testKokoroSpeakerThroughCoreAIIsTheWorkersSpeech() async throws {
             let (_, early) = try KokoroWorkerTests.early()
             let coreai = try CoreAIRunner(bundle: URL(fileURLWithPath: early.bundle))
             let viaCoreAI = try await KokoroWorkerTests.hostSpeech(coreai)
@@ -116,7 +137,32 @@
             let pass = { (audio: [Float]) in BenchPass(audio: audio, audioSeconds: 0) }
             assertSame(
                 (Run(pass: pass(viaWorker.audio), steps: viaWorker.steps), Run(pass: pass(viaCoreAI.audio), steps: viaCoreAI.steps)),
-                "kokoro host")
+                "kokoro speaker")
+            // "Hello there." is one chunk: the stream's equality is the audio's.
+            #if os(Linux)
+                XCTAssertEqual(viaCoreAI.chunks, viaWorker.chunks, "kokoro speaker: the chunk stream")
+            #endif
+        }
+
+        /// ChatterboxSpeaker on ChatterboxWorkerTests' case (its text, Python's recorded draws,
+        /// two chunks) through CoreAIRunner against the same Speaker through that class's worker.
+        func testChatterboxSpeakerThroughCoreAIIsTheWorkersSpeech() async throws {
+            let bundle = try await ChatterboxWorkerTests.pythonCase().bundle.url
+            XCTAssertEqual(bundle.standardizedFileURL.path, URL(fileURLWithPath: try Self.bundles().chatterbox.bundle).standardizedFileURL.path)
+            let coreai = try CoreAIRunner(bundle: bundle)
+            let viaCoreAI = try await ChatterboxWorkerTests.speakerSpeech(coreai)
+            await coreai.close()
+            assertSameSpeech(worker: try await ChatterboxWorkerTests.workerSpeech(), coreai: viaCoreAI, "chatterbox speaker")
+        }
+
+        /// Audio8Speaker on Audio8WorkerTests' case (its text and seed, streamed) through
+        /// CoreAIRunner against the same Speaker through that class's worker.
+        func testAudio8SpeakerThroughCoreAIIsTheWorkersSpeech() async throws {
+            let bundle = try Audio8WorkerTests.pythonCase().bundle.url
+            let coreai = try CoreAIRunner(bundle: bundle)
+            let viaCoreAI = try await Audio8WorkerTests.speakerSpeech(coreai)
+            await coreai.close()
+            assertSameSpeech(worker: try await Audio8WorkerTests.workerSpeech(), coreai: viaCoreAI, "audio8 speaker")
         }
 
         /// T3 (prefill, decode over the KV state, CFG, sampling), the flow encoder, the fp32

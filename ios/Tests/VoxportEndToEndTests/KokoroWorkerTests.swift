@@ -9,7 +9,9 @@ import VoxportRunner
 
 /// The whole Swift Kokoro host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
 /// on the reduced real-weight bundle, against the Python pipeline on the same bundle and draws
-/// (`kokoro_case.py make`): the waveform within 1e-4 of the Python one's peak, every sample
+/// (`kokoro_case.py make`): KokoroSpeaker (`BundleSpeaker.open` over the worker) speaks the
+/// phonemes Python's G2P gave for the text (Swift has no G2P yet) and its chunks are Python's,
+/// the waveform within 1e-4 of the Python one's peak, every sample
 /// compared (the edges are where a replicate-for-reflect STFT pad shows), and the same Whisper
 /// WER through `gates.asr` (a replicate pad in the source STFT instead of reflect moved the
 /// waveform by 3.7e-4 of its peak when tried: the bar catches it; not rerun here, to keep CI
@@ -107,34 +109,38 @@ final class KokoroWorkerTests: XCTestCase {
         return (dir, kase)
     }
 
-    /// What the Swift host says over `runner` for the case's chunks (Python's phonemes and
-    /// draws, -π phases folded), every graph call recorded.
-    static func hostSpeech(_ runner: GraphRunner) async throws -> (audio: [Float], steps: [ReplayRunner.Step]) {
+    /// What the Swift host says over `runner` for the case's text: `BundleSpeaker.open` gives
+    /// the KokoroSpeaker, which speaks the phonemes `voxport phonemize kokoro` gave for it
+    /// (Kokoro's G2P is Python's alone yet) with Python's draws, -π phases folded; every graph
+    /// call recorded.
+    static func hostSpeech(_ runner: GraphRunner) async throws -> (audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
         let (dir, early) = try Self.early()
-        let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle), verify: false))
         let recorder = RecordingRunner(wrapping: runner)
-        let host = try KokoroPipeline(runner: recorder, vocab: files.vocab, source: files.source)
-        host.foldNegativePi = true
-        let voice = try files.voices.voice(KokoroWorkerTests.voice)
+        guard case .kokoro(let speaker) = try BundleSpeaker.open(URL(fileURLWithPath: early.bundle), runner: recorder, verify: false) else {
+            throw VoxportError(.user, "\(early.bundle) did not open as a KokoroSpeaker")
+        }
         var draws: [Int: SourceDraws] = [:]
         for c in early.chunks { draws[c.seed] = try Self.draws(dir, seed: c.seed) }
-        var chunkAudio: [[Float]] = []
-        for c in early.chunks {
-            let (audio, results) = try await host.speak(c.phonemes, voice: voice, noise: Draws(bySeed: draws), seed: c.seed)
-            guard results.count == 1 else { throw VoxportError(.user, "chunk \(c.seed) was split in \(results.count)") }
-            chunkAudio.append(audio)
-        }
-        return (KokoroAudio.join(chunkAudio), recorder.steps)
+        var options = speaker.makeOptions()
+        options.noise = Draws(bySeed: draws)
+        options.seed = early.chunks[0].seed  // chunk i draws with seed + i, as Python's did
+        options.foldNegativePi = true
+        let voice = try speaker.voices.voice(KokoroWorkerTests.voice)
+        let chunks = try await SpeakerParity.collect(try speaker.speak(Self.phonemes(early), voice: voice, options: options))
+        return (chunks.flatMap(\.samples), chunks, recorder.steps)
     }
 
-    nonisolated(unsafe) static var workerRun: Result<(audio: [Float], steps: [ReplayRunner.Step]), Error>?
+    /// The text as the Speaker takes it: the phonemes of Python's chunks.
+    static func phonemes(_ early: Early) -> String { early.chunks.map(\.phonemes).joined(separator: " ") }
+
+    nonisolated(unsafe) static var workerRun: Result<(audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]), Error>?
 
     /// `hostSpeech` over the class's worker, once per test process (CoreAIRunnerParityTests
     /// holds CoreAIRunner's speech against the same run).
-    static func workerSpeech() async throws -> (audio: [Float], steps: [ReplayRunner.Step]) {
+    static func workerSpeech() async throws -> (audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
         if let workerRun { return try workerRun.get() }
         let (_, early) = try Self.early()
-        let result: Result<(audio: [Float], steps: [ReplayRunner.Step]), Error>
+        let result: Result<(audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]), Error>
         do {
             result = .success(try await hostSpeech(try await Self.worker(early.bundle)))
         } catch {
@@ -144,7 +150,9 @@ final class KokoroWorkerTests: XCTestCase {
         return try result.get()
     }
 
-    func testSwiftHostThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
+    /// KokoroSpeaker (from `BundleSpeaker.open`) through the worker: Python's `speak(SENTENCE)`
+    /// chunks, the audio within 1e-4 of its peak and the same WER.
+    func testKokoroSpeakerThroughTheWorkerGivesThePythonWaveformAndWER() async throws {
         let (dir, early) = try Self.early()
         let files = try KokoroBundleFiles.load(try ModelBundle.open(URL(fileURLWithPath: early.bundle)))
         let chunker = try KokoroPipeline(runner: try await Self.worker(early.bundle), vocab: files.vocab, source: files.source)
@@ -152,7 +160,11 @@ final class KokoroWorkerTests: XCTestCase {
             // Python's chunk, re-chunked by the Swift host from its phonemes: the same ids.
             XCTAssertEqual(try chunker.chunks(c.phonemes).map(\.ids), [c.ids])
         }
-        let swift = try await Self.workerSpeech().audio
+        let run = try await Self.workerSpeech()
+        XCTAssertEqual(run.chunks.map(\.text), early.chunks.map(\.phonemes), "one chunk per Python chunk, its phonemes")
+        XCTAssertEqual(run.chunks.map(\.piece), Array(early.chunks.indices))
+        XCTAssertTrue(run.chunks.allSatisfy { $0.pieceCount == early.chunks.count && $0.sampleRate == KokoroAudio.sampleRate })
+        let swift = run.audio
         let (_, kase) = try Self.pythonCase()
         XCTAssertEqual(kase.voice, KokoroWorkerTests.voice)
         let folded = try RawF32.read(dir.appendingPathComponent("folded.f32"))

@@ -3,7 +3,7 @@
     .venv/bin/python ios/Tests/VoxportEndToEndTests/coreai_parity_case.py OUT.json
 
 Reuses (or exports, when missing or stale) the reduced bundles at their default paths — the
-other cases' own (Kokoro real weights; Audio8's `ar` + `codec`), Chatterbox's whole fp32 bundle,
+other cases' own (Kokoro real weights; Audio8's `ar` + `codec`; Chatterbox's whole fp32 bundle),
 its int8 T3 alone (bundles/chatterbox-int8-reduced-seed0-t3) and its fp16 estimator alone at a
 64-frame bucket (bundles/chatterbox-fp32-reduced-seed0-est-fp16: the Linux runtime emulates fp16
 ~150x slower than fp32, as the gate's fp16 rung knows) — and writes OUT.json:
@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import audio8_case  # noqa: E402  (the case scripts beside this one)
+import chatterbox_case  # noqa: E402
 import kokoro_case  # noqa: E402
 
 from conversion.audio8_tts.prompt import clean_text  # noqa: E402
@@ -41,7 +42,7 @@ SENTENCE = "Hello there."
 
 def chatterbox() -> dict:
     folder, config = CHATTERBOX.resolve("random", "reduced", 0)
-    whole = CHATTERBOX.ensure_bundle(folder, config, "reduced", "fp32")
+    whole = chatterbox_case.bundle_path()  # ChatterboxWorkerTests' bundle: every graph
     int8 = CHATTERBOX.ensure_bundle(folder, config, "reduced", "int8", graphs=("t3",), variant="t3")
     # 64 frames: the smallest estimator bucket the graph takes (a multiple of 64)
     small = ChatterboxConfig.from_json({**config.to_json(), "estimator_frames": [64]})

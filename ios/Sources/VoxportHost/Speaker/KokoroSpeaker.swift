@@ -8,6 +8,9 @@ public struct KokoroSpeakOptions {
     public var speed: Double = 1.0
     public var seed: Int = 0
     public var noise: any SourceNoise = SplitMixNoise()
+    /// Fold the harmonic source's -π phases to +π (`KokoroPipeline.foldNegativePi`): only to
+    /// hold the audio against a reference made the same way (the end-to-end tests' Python one).
+    public var foldNegativePi = false
     public init() {}
 }
 
@@ -51,6 +54,7 @@ public struct KokoroSpeaker: Speaker {
         -> AsyncThrowingStream<SpeechChunk, any Error>
     {
         let pipeline = try KokoroPipeline(runner: CancellationCheckingRunner(wrapping: runner), vocab: vocab, source: source)
+        pipeline.foldNegativePi = options.foldNegativePi
         // The pipeline's own checks and wording, before any graph call.
         let chunks = try pipeline.chunks(phonemes)
         guard !chunks.isEmpty else {
