@@ -108,7 +108,7 @@ let package = Package(
         // the tests makes (or reuses) the bundle and the Python side's answers.
         .testTarget(
             name: "VoxportEndToEndTests",
-            dependencies: ["VoxportBench", "VoxportHost", "VoxportRunner", "VoxportCore", "VoxportTestSupport"] + coreAI,
+            dependencies: ["VoxportBench", "VoxportHost", "VoxportText", "VoxportRunner", "VoxportCore", "VoxportTestSupport"] + coreAI,
             path: "Tests/VoxportEndToEndTests",
             exclude: ["kokoro_case.py", "chatterbox_case.py", "audio8_case.py", "coreai_parity_case.py", "text_bench_case.py"]
         ),
