@@ -7,11 +7,13 @@ Writes into OUT (created if missing):
     lexicon/      write_lexicon's files (the Swift lexicon loads them)
     cases.jsonl   one JSON array per distinct call of misaki's ``Lexicon.__call__``:
                   [set, text, alias, tag, token stress, currency, is_head, future_vowel,
-                   future_to, outcome, phonemes, rating]
+                   future_to, num_flags, outcome, phonemes, rating]
                   set: "dev" / "held" (the corpus sentence's index % 5 == 4) / "extra"
-                  (direct calls with non-ASCII and odd tokens); outcome: "word" (phonemes and
-                  rating are what ``__call__`` returned) or "number" (it went on to
-                  ``get_number``, which the Swift lexicon leaves out)
+                  (direct calls with non-ASCII and odd tokens) / "number" (direct calls on
+                  generated number tokens, ``number_cases.py``); outcome: "word" (phonemes and
+                  rating are what ``__call__`` returned), "number" (the same, by way of
+                  ``get_number``) or "raises" (``get_number`` raised; phonemes is the
+                  exception's type)
     summary.json  counts (calls made, distinct calls, number calls, sentences)
 
 Every call and answer is recorded by wrapping the real ``Lexicon.__call__`` while misaki's
@@ -33,6 +35,7 @@ if __package__ in (None, ""):  # run as a script by the Swift test: the repo roo
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from conversion.kokoro.lexicon.corpus import corpus, is_held_out  # noqa: E402
+from conversion.kokoro.lexicon.number_cases import number_calls  # noqa: E402
 from conversion.kokoro.lexicon.writer import write_lexicon  # noqa: E402
 
 # Direct calls beyond the corpus: Unicode the corpus lacks (NFKC, other scripts' digits, case
@@ -157,6 +160,7 @@ def _snapshot(tk: Any, ctx: Any) -> list[Any]:
         bool(tk._.is_head),
         ctx.future_vowel,
         bool(ctx.future_to),
+        tk._.num_flags,
     ]
 
 
@@ -183,12 +187,19 @@ class Recorder:
         def call(lexicon: Any, tk: Any, ctx: Any) -> Any:
             inputs = _snapshot(tk, ctx)
             recorder._in_number = False
-            ps, rating = recorder._call(lexicon, tk, ctx)
-            outcome = "number" if recorder._in_number else "word"
-            recorder.made += 1
             key = json.dumps(inputs, ensure_ascii=False)
-            if key not in recorder.calls:
-                recorder.calls[key] = [recorder.set, *inputs, outcome, ps, rating]
+            recorder.made += 1
+            try:
+                ps, rating = recorder._call(lexicon, tk, ctx)
+            except Exception as e:
+                if not recorder._in_number:
+                    raise
+                recorder.calls.setdefault(
+                    key, [recorder.set, *inputs, "raises", type(e).__name__, None]
+                )
+                raise
+            outcome = "number" if recorder._in_number else "word"
+            recorder.calls.setdefault(key, [recorder.set, *inputs, outcome, ps, rating])
             return ps, rating
 
         en.Lexicon.__call__, en.Lexicon.get_number = call, number
@@ -243,6 +254,8 @@ def write_case(out: Path, kokoro_pass: bool = False) -> dict[str, int]:
                 recorder.set = "held" if is_held_out(i) else "dev"
                 g2p(s)
         _extra_calls(recorder, g2ps[0].lexicon)
+        recorder.set = "number"
+        number_calls(g2ps[0].lexicon)
     rows = list(recorder.calls.values())
     with (out / "cases.jsonl").open("w", encoding="utf-8") as f:
         for row in rows:
@@ -251,8 +264,9 @@ def write_case(out: Path, kokoro_pass: bool = False) -> dict[str, int]:
         "sentences": len(sentences),
         "calls_made": recorder.made,
         "distinct_calls": len(rows),
-        "number_calls": sum(r[9] == "number" for r in rows),
-        **{f"{s}_calls": sum(r[0] == s for r in rows) for s in ("dev", "held", "extra")},
+        "number_calls": sum(r[10] == "number" for r in rows),
+        "raising_calls": sum(r[10] == "raises" for r in rows),
+        **{f"{s}_calls": sum(r[0] == s for r in rows) for s in ("dev", "held", "extra", "number")},
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary

@@ -2,8 +2,8 @@ import Foundation
 
 /// misaki 0.9.4's English `Lexicon` (American, `british=False`): a word, its part-of-speech
 /// tag, its stress and the next-sound context to phonemes and a rating, as
-/// `misaki.en.Lexicon.__call__` computes them, except numbers (`get_number`, num2words), for
-/// which it answers `.number`.
+/// `misaki.en.Lexicon.__call__` computes them, numbers too (`get_number`, num2words:
+/// MisakiNumbers.swift); `.number` where misaki's number reader raises.
 ///
 /// Words are Unicode scalar arrays with Python's `str` rules (`MisakiPythonText`). Reads the
 /// folder `conversion.kokoro.lexicon.write_lexicon` writes (`us_gold.tsv`, `us_silver.tsv`).
@@ -49,7 +49,12 @@ public struct MisakiLexicon: Sendable {
         if let ps {
             return .word(phonemes: T.string(MisakiStress.apply(appendCurrency(ps, tk.currency), tk.stress)), rating: rating)
         }
-        if Self.isNumber(word, tk.isHead) { return .number }
+        if Self.isNumber(word, tk.isHead) {
+            guard let number = getNumber(T.string(word), tk.currency, tk.isHead, tk.numFlags),
+                let stressed = Self.stressNumber(number, tk.stress)
+            else { return .number }
+            return .word(phonemes: stressed.ps.map(T.string), rating: stressed.rating)
+        }
         return .word(phonemes: nil, rating: nil)
     }
 

@@ -11,14 +11,21 @@ public struct MisakiLexiconToken: Sendable {
     public var currency: String?
     /// `tk._.is_head`: false for a later piece of a word split by misaki's sub-token regex.
     public var isHead: Bool
+    /// `tk._.num_flags`: a `[word](#flags)` mark's letters for the number reader ("a": "one"
+    /// as "ə", "&": keep "and", "n": "and" as "ən" on the word before).
+    public var numFlags: String
 
-    public init(text: String, alias: String? = nil, tag: String, stress: Double? = nil, currency: String? = nil, isHead: Bool = true) {
+    public init(
+        text: String, alias: String? = nil, tag: String, stress: Double? = nil, currency: String? = nil, isHead: Bool = true,
+        numFlags: String = ""
+    ) {
         self.text = text
         self.alias = alias
         self.tag = tag
         self.stress = stress
         self.currency = currency
         self.isHead = isHead
+        self.numFlags = numFlags
     }
 }
 
@@ -39,6 +46,7 @@ public struct MisakiTokenContext: Sendable, Equatable {
 public enum MisakiLexiconAnswer: Sendable, Equatable {
     /// `(phonemes, rating)` as misaki returns them; `(nil, nil)` for a word it cannot read.
     case word(phonemes: String?, rating: Int?)
-    /// misaki reads this token through `get_number` (num2words), which is not ported here.
+    /// misaki reads this token through `get_number`, which raises here (num2words'
+    /// OverflowError at 10^306 and beyond, a float Python cannot convert).
     case number
 }
