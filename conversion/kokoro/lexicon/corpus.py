@@ -14,44 +14,16 @@ from __future__ import annotations
 import random
 import re
 
+from ..text import prose
+
 PROSE_SENTENCES = 2400
 GENERATED_SENTENCES = 1600
 WORD_SENTENCES = 1500
 SEED = 3104
 
 
-def is_held_out(index: int) -> bool:
-    return index % 5 == 4
-
-
-def _paragraphs(text: str) -> list[str]:
-    """Prose paragraphs of a pydoc topic: no indented (code, grammar) or underline lines."""
-    out = []
-    for block in re.split(r"\n\s*\n", text):
-        lines = block.split("\n")
-        if any(line.startswith((" ", "\t", ">>>")) for line in lines):
-            continue
-        if any(set(line.strip()) <= set("*=-~^") for line in lines):
-            continue
-        out.append(" ".join(line.strip() for line in lines))
-    return out
-
-
 def prose_sentences(limit: int = PROSE_SENTENCES) -> list[str]:
-    from pydoc_data.topics import topics
-
-    out: list[str] = []
-    seen: set[str] = set()
-    for name in sorted(topics):
-        for paragraph in _paragraphs(topics[name]):
-            for s in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'(])", paragraph):
-                s = " ".join(s.split())
-                if 3 <= len(s.split()) <= 45 and s not in seen:
-                    seen.add(s)
-                    out.append(s)
-                    if len(out) == limit:
-                        return out
-    return out
+    return prose.prose_sentences(limit, min_words=3)
 
 
 NAMES = [

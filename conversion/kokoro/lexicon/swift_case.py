@@ -34,9 +34,10 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script by the Swift test: the repo root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from conversion.kokoro.lexicon.corpus import corpus, is_held_out  # noqa: E402
+from conversion.kokoro.lexicon.corpus import corpus  # noqa: E402
 from conversion.kokoro.lexicon.number_cases import number_calls  # noqa: E402
 from conversion.kokoro.lexicon.writer import write_lexicon  # noqa: E402
+from conversion.kokoro.text.prose import is_held_out  # noqa: E402
 
 # Direct calls beyond the corpus: Unicode the corpus lacks (NFKC, other scripts' digits, case
 # rules outside ASCII) and the context branches of the special cases.

@@ -27,9 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.kokoro.tagger.corpus import corpus, is_held_out
+from conversion.kokoro.tagger.corpus import corpus
 from conversion.kokoro.tagger.pipeline import tagger_pipeline
 from conversion.kokoro.tagger.writer import write_tagger
+from conversion.kokoro.text.prose import is_held_out
 
 
 def in_subset(index: int) -> bool:
