@@ -5,12 +5,12 @@ import Foundation
 /// `misaki.en.Lexicon.__call__` computes them, numbers too (`get_number`, num2words:
 /// MisakiNumbers.swift); `.number` where misaki's number reader raises.
 ///
-/// Words are Unicode scalar arrays with Python's `str` rules (`MisakiPythonText`). Reads the
+/// Words are Unicode scalar arrays with Python's `str` rules (`PythonText`). Reads the
 /// folder `conversion.kokoro.lexicon.write_lexicon` writes (`us_gold.tsv`, `us_silver.tsv`).
 public struct MisakiLexicon: Sendable {
     typealias Scalars = [UInt32]
     typealias Result = (ps: Scalars?, rating: Int?)
-    typealias T = MisakiPythonText
+    typealias T = PythonText
 
     let golds: MisakiDictionary
     let silvers: MisakiDictionary

@@ -17,7 +17,7 @@ struct MisakiDictionary: Sendable {
     let entries: [[UInt8]: Entry]
 
     subscript(word: [UInt32]) -> Entry? {
-        guard MisakiPythonText.isASCII(word) else { return nil }
+        guard PythonText.isASCII(word) else { return nil }
         return entries[word.map { UInt8($0) }]
     }
 
@@ -58,7 +58,7 @@ struct MisakiDictionary: Sendable {
     }
 
     private static func decode(_ utf8: ArraySlice<UInt8>) -> [UInt32] {
-        MisakiPythonText.scalars(String(decoding: utf8, as: UTF8.self))
+        PythonText.scalars(String(decoding: utf8, as: UTF8.self))
     }
 }
 

@@ -3,7 +3,7 @@ enum MisakiStress {
     static let primary: UInt32 = 0x2C8  // ˈ
     static let secondary: UInt32 = 0x2CC  // ˌ
     /// misaki's VOWELS: "AIOQWYaiuæɑɒɔəɛɜɪʊʌᵻ".
-    static let vowels: Set<UInt32> = Set(MisakiPythonText.scalars("AIOQWYaiuæɑɒɔəɛɜɪʊʌᵻ"))
+    static let vowels: Set<UInt32> = Set(PythonText.scalars("AIOQWYaiuæɑɒɔəɛɜɪʊʌᵻ"))
 
     static func isStress(_ c: UInt32) -> Bool { c == primary || c == secondary }
 

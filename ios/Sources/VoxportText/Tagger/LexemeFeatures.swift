@@ -28,7 +28,7 @@ struct LexemeFeatures: Sendable {
     func norm(_ text: String, _ scalars: [UInt32]) -> String {
         let key = strings.id(text)
         for table in normTables { if let norm = table[key] { return norm } }
-        return PythonText.string(PythonCase.lower(scalars))
+        return PythonText.string(PythonText.lower(scalars))
     }
 
     /// `spacy.lang.lex_attrs.word_shape`: letters X/x, digits d, anything else itself, runs of
@@ -40,9 +40,9 @@ struct LexemeFeatures: Sendable {
         var run = 0
         for c in s {
             let shape: UInt32
-            if PythonCase.isAlpha(c) {
-                shape = PythonCase.isUpper(c) ? 0x58 : 0x78
-            } else if PythonCase.isDigit(c) {
+            if PythonText.isAlpha(c) {
+                shape = PythonText.isUpper(c) ? 0x58 : 0x78
+            } else if PythonText.isDigit(c) {
                 shape = 0x64
             } else {
                 shape = c

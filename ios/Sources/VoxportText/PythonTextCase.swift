@@ -1,20 +1,13 @@
 import Foundation
 
-/// The Python 3.11 `str` operations misaki's `Lexicon` uses, over Unicode scalars: a Python
-/// `str` is a sequence of code points, its case rules are Unicode's full mappings (plus Final
-/// Sigma in `lower`), `isalpha` is the general categories L*, and its tables are Unicode 14.0
+/// Python 3.11's case, letter and digit rules over Unicode scalars (`PythonText`'s other half),
+/// as misaki's `Lexicon` and spaCy's lexeme attributes call them: a Python `str` is a sequence of
+/// code points, its case rules are Unicode's full mappings (plus Final Sigma in `lower`),
+/// `isalpha` is the general categories L*, and its tables are Unicode 14.0
 /// (`UnicodeVersions.python`): a scalar assigned later has no case, is no letter and no digit.
 /// Swift's `String` would compare by canonical equivalence ("K" == KELVIN SIGN) instead.
-enum MisakiPythonText {
+extension PythonText {
     typealias Scalars = [UInt32]
-
-    static func scalars(_ s: String) -> Scalars { s.unicodeScalars.map(\.value) }
-
-    static func string(_ s: Scalars) -> String {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: s.map { Unicode.Scalar($0)! })
-        return String(view)
-    }
 
     static func isASCII(_ s: Scalars) -> Bool { s.allSatisfy { $0 < 0x80 } }
 
@@ -114,4 +107,17 @@ enum MisakiPythonText {
     }
 
     static func equals(_ s: Scalars, _ t: String) -> Bool { s.elementsEqual(t.unicodeScalars.lazy.map(\.value)) }
+
+    /// `c.isupper()` for one scalar: the Uppercase property.
+    static func isUpper(_ c: UInt32) -> Bool {
+        if c < 0x80 { return c >= 0x41 && c <= 0x5A }
+        return known(c)?.properties.isUppercase ?? false
+    }
+
+    /// `c.isdigit()`: Numeric_Type Decimal or Digit (so "²" is a digit, "½" is not).
+    static func isDigit(_ c: UInt32) -> Bool {
+        if c < 0x80 { return c >= 0x30 && c <= 0x39 }
+        guard let t = known(c)?.properties.numericType else { return false }
+        return t == .decimal || t == .digit
+    }
 }
