@@ -16,7 +16,10 @@ Writes into OUT (created if missing):
                   phonemes, tokens: what ``G2P.__call__`` returned, each token as
                   [text, tag, whitespace, phonemes, _.rating, rating attribute, start_ts, end_ts]
                   (misaki sets ``w.rating`` beside ``w._.rating`` for words its loop reads)
-    summary.json  counts (sentences, fallback calls)
+    pieces.jsonl  direct checks of two stages on seeded random strings and every spaCy token
+                  text of the run: ["subtokenize", s, misaki's ``subtokenize(s)``] and
+                  ["preprocess", s, text, words, [[word index, feature], ...]]
+    summary.json  counts (sentences, fallback calls, pieces)
 
 With ``--subset`` only the held-out sentences, every third development one (corpus index
 % 3 == 0) and the extra ones are run (the Swift test's debug default; ~10 s instead of ~22 s).
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,6 +68,50 @@ EXTRA_SENTENCES = [
     "Tabs\tand\nnewlines\n\nhere.",
     "The 2 of us, 2 be, word2word and 4x4.",
 ]
+
+
+# Alphabets for the random strings: the characters each stage's rules look at.
+SUBTOKEN_ALPHABET = "aAbBzZéÉßǅ'‘’-_,.0192٣ /$x"
+LINK_ALPHABET = "[]()ab /#-+05.\n"
+PIECES_SEED = 3131
+
+
+def _random_strings(r: random.Random, alphabet: str, count: int, longest: int) -> list[str]:
+    return ["".join(r.choices(alphabet, k=r.randint(1, longest))) for _ in range(count)]
+
+
+def _pieces(token_texts: set[str]) -> list[list[Any]]:
+    from misaki import en
+
+    r = random.Random(PIECES_SEED)
+    words = sorted(token_texts) + _random_strings(r, SUBTOKEN_ALPHABET, 4000, 10)
+    links = [f"[{a}]({b})" for a, b in zip(*[_random_strings(r, "ab /#", 300, 4)] * 2, strict=True)]
+    links += [
+        f"x [{w}]({f}) y"
+        for w in ("a", "a b")
+        for f in (
+            "1",
+            "-2",
+            "+3",
+            "0.5",
+            "+0.5",
+            "-0.5",
+            "/p/",
+            "/p//",
+            "#n#",
+            "#n##",
+            "/",
+            "#",
+            "x",
+            "12\n",
+            "",
+        )
+    ]
+    rows = [["subtokenize", w, en.subtokenize(w)] for w in words]
+    for text in links + _random_strings(r, LINK_ALPHABET, 3000, 16):
+        result, tokens, features = en.G2P.preprocess(text)
+        rows.append(["preprocess", text, result, tokens, [[k, v] for k, v in features.items()]])
+    return rows
 
 
 class Recording:
@@ -128,7 +176,14 @@ def write_case(out: Path, subset: bool = False) -> dict[str, int]:
             row = [kind, i, s, *record(s)]
             fallbacks += len(row[4])
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    summary = {"sentences": len(rows), "fallback_calls": fallbacks}
+    texts = {
+        t[0] for line in (out / "cases.jsonl").open(encoding="utf-8") for t in json.loads(line)[3]
+    }
+    pieces = _pieces(texts)
+    with (out / "pieces.jsonl").open("w", encoding="utf-8") as f:
+        for row in pieces:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    summary = {"sentences": len(rows), "fallback_calls": fallbacks, "pieces": len(pieces)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 

@@ -25,10 +25,10 @@ final class MisakiG2PTests: XCTestCase {
     }
 
     static let all = ProcessInfo.processInfo.environment["VP_MISAKI_G2P_ALL"] == "1"
-    nonisolated(unsafe) static var cached: ([Sentence], MisakiLexicon)?
+    nonisolated(unsafe) static var cached: ([Sentence], MisakiLexicon, URL)?
 
-    /// The recorded sentences and the lexicon on the case's folder (~5 s in debug), once.
-    static func load() throws -> ([Sentence], MisakiLexicon) {
+    /// The recorded sentences, the lexicon on the case's folder (~5 s in debug) and the folder, once.
+    static func load() throws -> ([Sentence], MisakiLexicon, URL) {
         if let c = cached { return c }
         let out = try TestScratch.folder("misaki-g2p-case")
         try PythonChild.run(
@@ -53,7 +53,7 @@ final class MisakiG2PTests: XCTestCase {
                     spacy: spacy, fallbacks: fallbacks, phonemes: try XCTUnwrap(row[5].string),
                     tokens: try XCTUnwrap(row[6].array)))
         }
-        cached = (sentences, try MisakiLexicon(folder: out.appendingPathComponent("lexicon")))
+        cached = (sentences, try MisakiLexicon(folder: out.appendingPathComponent("lexicon")), out)
         return cached!
     }
 
@@ -72,7 +72,7 @@ final class MisakiG2PTests: XCTestCase {
     /// Every checked sentence: the Swift phoneme string equals misaki's, and so does every
     /// returned token; the fallback is asked for exactly the words misaki asked it for.
     func testEverySentenceEqualsMisaki() throws {
-        let (sentences, lexicon) = try Self.load()
+        let (sentences, lexicon, _) = try Self.load()
         let g2p = MisakiG2P(lexicon: lexicon, unk: "")
         var strings: [String: (equal: Int, total: Int)] = [:]
         var tokensEqual = 0, checked = 0
@@ -111,6 +111,43 @@ final class MisakiG2PTests: XCTestCase {
                 + "\(String(format: "%.2f", elapsed / Double(max(checked, 1)) * 1e3)) ms per sentence")
         for m in misses { print("[misaki-g2p] differs: \(m)") }
         XCTAssertGreaterThan(checked, Self.all ? 4_500 : 2_000)
+        XCTAssertEqual(misses, [])
+    }
+
+    /// Two stages alone on g2p_case.py's pieces (every spaCy token text of the run and seeded
+    /// random strings): the hand-matched SUBTOKEN_REGEX equals `regex.findall`, and
+    /// `preprocess` (LINK_REGEX, `split`, the features) equals misaki's.
+    func testSubtokenizeAndPreprocessEqualMisaki() throws {
+        let folder = try Self.load().2
+        let text = try Data(contentsOf: folder.appendingPathComponent("pieces.jsonl"))
+        var counts: [String: (equal: Int, total: Int)] = [:]
+        var misses: [String] = []
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let row = try XCTUnwrap(ExactJSON.parse([UInt8](line)).array)
+            let kind = try XCTUnwrap(row[0].string), input = try XCTUnwrap(Self.scalars(row[1].string))
+            let ok: Bool
+            if kind == "subtokenize" {
+                let want = try XCTUnwrap(row[2].array).map { Self.scalars($0.string) }
+                ok = MisakiSubtokenize.split(input).map { Optional($0) } == want
+            } else {
+                let got = MisakiPreprocess.run(input)
+                let words = try XCTUnwrap(row[3].array).map { Self.scalars($0.string) }
+                let features = try XCTUnwrap(row[4].array).map { f -> (Int, MisakiPreprocess.Feature?) in
+                    let a = f.array!
+                    if case .number(let d) = a[1] { return (a[0].int!, .stress(d)) }
+                    let v = Self.scalars(a[1].string)!
+                    return (a[0].int!, v.first == 0x2F ? .phonemes(v) : .numFlags(v))
+                }
+                ok = Self.scalars(row[2].string) == got.text && words == got.words.map { Optional($0) }
+                    && features.count == got.features.count
+                    && zip(features, got.features).allSatisfy { $0.0 == $1.word && $0.1 == $1.feature }
+            }
+            counts[kind, default: (0, 0)].total += 1
+            if ok { counts[kind, default: (0, 0)].equal += 1 } else if misses.count < 20 { misses.append("\(kind) \(row[1].string!.debugDescription)") }
+        }
+        print("[misaki-g2p] pieces equal: " + counts.keys.sorted().map { "\($0) \(counts[$0]!.equal)/\(counts[$0]!.total)" }.joined(separator: ", "))
+        XCTAssertGreaterThan(counts["subtokenize"]?.total ?? 0, 4_000)
+        XCTAssertGreaterThan(counts["preprocess"]?.total ?? 0, 3_000)
         XCTAssertEqual(misses, [])
     }
 
