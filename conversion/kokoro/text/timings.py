@@ -32,8 +32,10 @@ LEAD_IN_FRAMES = 3
 
 def word_timings(tokens: Sequence[Token], pred_dur: Sequence[int]) -> list[WordTiming]:
     """The timed tokens of one chunk, in seconds from its first sample."""
+    if not tokens:  # a chunk made from phonemes, or cut from one long word: nothing to time
+        return []
     dur = [int(d) for d in pred_dur]
-    if not tokens or len(dur) < 3:  # a pad, a phoneme, a pad
+    if len(dur) < 3:  # a pad, a phoneme, a pad
         return []
     left = right = 2 * max(0, dur[0] - LEAD_IN_FRAMES)
     i = 1  # the first phoneme's id, after the pad
