@@ -30,12 +30,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 if __package__ in (None, ""):  # run as a script by the Swift test: the repo root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from conversion.kokoro.lexicon import corpus as lexicon_corpus  # noqa: E402
+from conversion.kokoro.lexicon.g2p_case import Recording  # noqa: E402
 from conversion.kokoro.lexicon.writer import write_lexicon  # noqa: E402
 from conversion.kokoro.tagger import corpus as tagger_corpus  # noqa: E402
 from conversion.kokoro.tagger.writer import write_tagger  # noqa: E402
@@ -65,35 +65,6 @@ def sentences(subset: bool) -> list[tuple[str, str, int, str]]:
     return rows
 
 
-class Recording:
-    """Wraps one G2P's ``nlp`` and ``fallback`` and keeps what each returned for a sentence."""
-
-    def __init__(self, g2p: Any) -> None:
-        self.g2p = g2p
-        self.spacy: list[list[str]] = []
-        self.fallbacks: list[list[Any]] = []
-        nlp, fallback = g2p.nlp, g2p.fallback
-        if fallback is None:
-            raise SystemExit("espeak-ng fallback unavailable: install espeak-ng (phonemizer) first")
-
-        def tagged(text: str) -> Any:
-            doc = nlp(text)
-            self.spacy = [[tk.text, tk.tag_, tk.whitespace_] for tk in doc]
-            return doc
-
-        def answered(token: Any) -> Any:
-            ps, rating = fallback(token)
-            self.fallbacks.append([token.text, token.tag, ps, rating])
-            return ps, rating
-
-        g2p.nlp, g2p.fallback = tagged, answered
-
-    def __call__(self, text: str) -> list[Any]:
-        self.spacy, self.fallbacks = [], []
-        phonemes, _ = self.g2p(text)
-        return [self.fallbacks, phonemes, self.spacy]
-
-
 def write_case(out: Path, subset: bool = False) -> dict[str, int]:
     from conversion.kokoro.text.g2p import english_g2p
 
@@ -107,7 +78,8 @@ def write_case(out: Path, subset: bool = False) -> dict[str, int]:
     fallbacks = 0
     with (out / "cases.jsonl").open("w", encoding="utf-8") as f:
         for kind, name, i, s in rows:
-            row = [kind, name, i, s, *record(s)]
+            phonemes, _ = record.run(s)
+            row = [kind, name, i, s, record.fallbacks, phonemes, record.spacy]
             fallbacks += len(row[4])
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     summary = {

@@ -137,9 +137,13 @@ class Recording:
 
         g2p.nlp, g2p.fallback = tagged, answered
 
-    def __call__(self, text: str) -> list[Any]:
+    def run(self, text: str) -> tuple[str, list[Any]]:
+        """misaki's (phonemes, tokens) for `text`; `spacy` and `fallbacks` are then this call's."""
         self.spacy, self.fallbacks = [], []
-        phonemes, tokens = self.g2p(text)
+        return self.g2p(text)
+
+    def __call__(self, text: str) -> list[Any]:
+        phonemes, tokens = self.run(text)
         rows = [
             [
                 tk.text,
