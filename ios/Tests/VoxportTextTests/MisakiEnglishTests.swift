@@ -19,7 +19,7 @@ final class MisakiEnglishTests: XCTestCase {
         let corpus: String
         let index: Int
         let text: String
-        let fallbacks: [(text: String, phonemes: String?, rating: Int?)]
+        let fallbacks: [MisakiRecording.Answer]
         let phonemes: String
         let spacy: [MisakiG2P.SpacyToken]
     }
@@ -38,14 +38,8 @@ final class MisakiEnglishTests: XCTestCase {
         for line in text.split(separator: UInt8(ascii: "\n")) {
             let row = try XCTUnwrap(ExactJSON.parse([UInt8](line)).array)
             XCTAssertEqual(row.count, 7)
-            let fallbacks = try XCTUnwrap(row[4].array).map { f -> (String, String?, Int?) in
-                let a = f.array!
-                return (a[0].string!, a[2].string, a[3].int)
-            }
-            let spacy = try XCTUnwrap(row[6].array).map { t -> MisakiG2P.SpacyToken in
-                let a = t.array!
-                return MisakiG2P.SpacyToken(text: a[0].string!, tag: a[1].string!, whitespace: a[2].string!)
-            }
+            let fallbacks = try MisakiRecording.answers(row[4])
+            let spacy = try MisakiRecording.spacyTokens(row[6])
             sentences.append(
                 Sentence(
                     set: try XCTUnwrap(row[0].string), corpus: try XCTUnwrap(row[1].string), index: try XCTUnwrap(row[2].int),
@@ -80,19 +74,14 @@ final class MisakiEnglishTests: XCTestCase {
         var checked = 0
         let t0 = Date()
         for s in sentences {
-            var asked: [String] = []
-            var answers = s.fallbacks[...]
+            let fallback = ReplayedFallback(s.fallbacks)
             let got: String
             do {
-                got = try english.phonemize(s.text) { tk in
-                    asked.append(tk.text)
-                    guard let answer = answers.first, Self.scalars(answer.text) == Self.scalars(tk.text) else { return (nil, nil) }
-                    answers.removeFirst()
-                    return (answer.phonemes, answer.rating)
-                }.phonemes
+                got = try english.phonemize(s.text) { fallback($0) }.phonemes
             } catch {
                 got = "<\(error)>"
             }
+            let asked = fallback.asked
             checked += 1
             let ok = Self.scalars(got) == Self.scalars(s.phonemes) && asked == s.fallbacks.map(\.text)
             strings[s.set, default: (0, 0)].total += 1

@@ -19,7 +19,7 @@ final class MisakiG2PTests: XCTestCase {
         let index: Int
         let text: String
         let spacy: [MisakiG2P.SpacyToken]
-        let fallbacks: [(text: String, phonemes: String?, rating: Int?)]
+        let fallbacks: [MisakiRecording.Answer]
         let phonemes: String
         let tokens: [ExactJSON]
     }
@@ -39,14 +39,8 @@ final class MisakiG2PTests: XCTestCase {
         for line in text.split(separator: UInt8(ascii: "\n")) {
             let row = try XCTUnwrap(ExactJSON.parse([UInt8](line)).array)
             XCTAssertEqual(row.count, 7)
-            let spacy = try XCTUnwrap(row[3].array).map { t -> MisakiG2P.SpacyToken in
-                let a = t.array!
-                return MisakiG2P.SpacyToken(text: a[0].string!, tag: a[1].string!, whitespace: a[2].string!)
-            }
-            let fallbacks = try XCTUnwrap(row[4].array).map { f -> (String, String?, Int?) in
-                let a = f.array!
-                return (a[0].string!, a[2].string, a[3].int)
-            }
+            let spacy = try MisakiRecording.spacyTokens(row[3])
+            let fallbacks = try MisakiRecording.answers(row[4])
             sentences.append(
                 Sentence(
                     set: try XCTUnwrap(row[0].string), index: try XCTUnwrap(row[1].int), text: try XCTUnwrap(row[2].string),
@@ -79,18 +73,14 @@ final class MisakiG2PTests: XCTestCase {
         var misses: [String] = []
         let t0 = Date()
         for s in sentences {
-            var asked: [String] = []
-            var answers = s.fallbacks[...]
+            let fallback = ReplayedFallback(s.fallbacks)
             let got: (phonemes: String, tokens: [MisakiG2PToken])
             do {
-                got = try g2p(s.text, spacy: s.spacy) { tk in
-                    asked.append(tk.text)
-                    guard let answer = answers.popFirst() else { return (nil, nil) }
-                    return (answer.phonemes, answer.rating)
-                }
+                got = try g2p(s.text, spacy: s.spacy) { fallback($0) }
             } catch {
                 got = ("<\(error)>", [])
             }
+            let asked = fallback.asked
             checked += 1
             let stringOK = Self.scalars(got.phonemes) == Self.scalars(s.phonemes)
             let tokensOK = got.tokens.count == s.tokens.count && zip(s.tokens, got.tokens).allSatisfy(Self.sameToken)
