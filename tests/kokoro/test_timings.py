@@ -32,10 +32,6 @@ def test_short_or_empty_inputs_time_nothing():
     ) == [WordTiming("a", 0.0, 3 / 80)]
 
 
-def _publisher(tokens, pred_dur):
-    return publisher_timestamps(tokens, pred_dur)
-
-
 def _ours(tokens, pred_dur):
     return [(w.text, w.start, w.end) for w in word_timings(tokens, pred_dur)]
 
@@ -54,7 +50,7 @@ def test_equal_to_join_timestamps_on_misakis_tokens(text):
     for _ in range(5):
         pred_dur = rng.integers(0, 12, size=len(chunk.ids))
         ours = _ours(chunk.tokens, pred_dur)
-        assert ours == _publisher(chunk.tokens, pred_dur)
+        assert ours == publisher_timestamps(chunk.tokens, pred_dur)
         assert len(ours) == sum(1 for t in chunk.tokens if t.phonemes)
 
 
@@ -69,7 +65,7 @@ def test_equal_to_join_timestamps_with_unpronounced_tokens_and_a_short_chunk():
     rng = np.random.default_rng(7)
     for n in (14, 9, 5):  # the whole chunk, then durations cut short
         pred_dur = rng.integers(1, 9, size=n)
-        assert _ours(tokens, pred_dur) == _publisher(tokens, pred_dur)
+        assert _ours(tokens, pred_dur) == publisher_timestamps(tokens, pred_dur)
 
 
 def test_chunk_words_are_placed_after_the_chunks_and_pauses_before():
