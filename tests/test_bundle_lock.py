@@ -20,7 +20,8 @@ import pytest
 from conversion.core import bundle_lock
 from conversion.core.bundle import BundleWriter, key_digest, load_manifest
 from conversion.core.errors import BundleKeyMismatchError, UserError
-from conversion.core.runtime.session import IsolatedSession, Session
+from conversion.core.runtime.isolated_session import IsolatedSession
+from conversion.core.runtime.session import Session
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
 

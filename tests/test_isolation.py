@@ -8,7 +8,7 @@ import pytest
 
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import InputSpecError, RuntimeCrash
-from conversion.core.runtime.session import IsolatedSession
+from conversion.core.runtime.isolated_session import IsolatedSession
 from conversion.selftest import graphs as sg
 
 

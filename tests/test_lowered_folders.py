@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime.session import LOWERED_PREFIX, IsolatedSession, Session
+from conversion.core.runtime.isolated_session import IsolatedSession
+from conversion.core.runtime.session import LOWERED_PREFIX, Session
 from conversion.selftest import graphs as sg
 
 

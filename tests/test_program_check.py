@@ -22,7 +22,8 @@ from conversion.core.bundle import content_hash
 from conversion.core.errors import BundleIntegrityError
 from conversion.core.runtime import program_check as pc
 from conversion.core.runtime import worker_protocol as wp
-from conversion.core.runtime.session import IsolatedSession, Session
+from conversion.core.runtime.isolated_session import IsolatedSession
+from conversion.core.runtime.session import Session
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import psutil
 import torch
 
 from conversion.core.bundle import BundleWriter
-from conversion.core.runtime.session import IsolatedSession
+from conversion.core.runtime.isolated_session import IsolatedSession
 from conversion.core.runtime.timed_session import TimedSession
 from conversion.selftest import graphs as sg
 

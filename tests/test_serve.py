@@ -15,7 +15,8 @@ from conversion.cli.main import main as cli_main
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import InputSpecError, UserError
 from conversion.core.runtime import worker_protocol as wp
-from conversion.core.runtime.session import IsolatedSession, RuntimeTimeout, Session
+from conversion.core.runtime.isolated_session import IsolatedSession, RuntimeTimeout
+from conversion.core.runtime.session import Session
 from conversion.selftest.graphs import greedy_runtime
 
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]

@@ -36,7 +36,8 @@ import numpy as np
 from conversion.cli import main as cli
 from conversion.core import bundle_lock
 from conversion.core.host.audio_io import streamed_wav
-from conversion.core.runtime.session import IsolatedSession, Session
+from conversion.core.runtime.isolated_session import IsolatedSession
+from conversion.core.runtime.session import Session
 
 bundle, out = Path(sys.argv[1]), Path(sys.argv[2])
 WORKER = (

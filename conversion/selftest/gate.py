@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from conversion.core.host.sampling import sample
-from conversion.core.runtime.session import IsolatedSession
+from conversion.core.runtime.isolated_session import IsolatedSession
 from gates.ladder import Rung, run_ladder
 from gates.report import emit
 

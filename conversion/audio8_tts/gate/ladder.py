@@ -115,7 +115,7 @@ def ladder_rungs(
     """The gate's rungs on an open bundle `ab`, against the reference record `ref` (the
     reference's free run on `prompt`: `reference_run`, computed once by the caller) and
     `voice_ref` (`reference_voice_run`, likewise; None leaves the voiced row out)."""
-    from conversion.core.runtime.session import IsolatedSession
+    from conversion.core.runtime.isolated_session import IsolatedSession
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]

@@ -226,7 +226,8 @@ def sampler_rungs(
 
     def run_graph() -> None:
         # one child process (or session) for both sizes and the slow draw's rows
-        from conversion.core.runtime.session import IsolatedSession, Session
+        from conversion.core.runtime.isolated_session import IsolatedSession
+        from conversion.core.runtime.session import Session
 
         bundle = sampler_bundle(config=config)
         with (IsolatedSession if isolate else Session)(bundle) as s:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from conversion.core.bundle import Manifest, load_manifest
 from conversion.core.errors import UserError
-from conversion.core.runtime.session import IsolatedSession, Session
+from conversion.core.runtime.isolated_session import IsolatedSession
+from conversion.core.runtime.session import Session
 from conversion.core.runtime.timed_session import TimedSession
 
 
