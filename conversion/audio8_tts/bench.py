@@ -114,20 +114,20 @@ def _worker_figures(passes: dict[int, list[dict]], workers: int) -> dict:
     return out
 
 
-def _pools(ab, workers: int) -> tuple[WorkerPool, WorkerPool | None]:
-    """The one-worker pool (`ab` itself, in process) and, for more, a pool of runtime children
+def _pools(pipeline, workers: int) -> tuple[WorkerPool, WorkerPool | None]:
+    """The one-worker pool (`pipeline` itself, in process) and, for more, a pool of runtime children
     (at most MAX_WORKERS: Audio8 has no work for a third)."""
     many = None
     if workers > 1:
-        many = WorkerPool(lambda isolate: type(ab)(ab.path, isolate=isolate), workers)
+        many = WorkerPool(lambda isolate: type(pipeline)(pipeline.path, isolate=isolate), workers)
         many.open_all()  # loading the children is not what the bench times
-    return WorkerPool.inline(ab), many
+    return WorkerPool.inline(pipeline), many
 
 
-def _measure(ab, workers: int, frames: int, seed: int, repeats: int):
+def _measure(pipeline, workers: int, frames: int, seed: int, repeats: int):
     """Warm each pool once (functions load on first call), then `repeats` passes of each,
     alternated: {workers: [(result, ms), ...]}."""
-    one, many = _pools(ab, workers)
+    one, many = _pools(pipeline, workers)
     pools = [one] + ([many] if many is not None else [])
     try:
         for pool in pools:
@@ -164,15 +164,15 @@ def run_bench(
         raise UserError("--repeats and --frames must be at least 1")
     workers = max(1, min(workers, MAX_WORKERS))
     config = loaded.config
-    with Audio8Pipeline(bundle) as ab:
-        frames = frames or bench_frames(config.name, ab.codec_window)
-        prompt = ab.prompt(GATE_TEXT, None, frames)
+    with Audio8Pipeline(bundle) as pipeline:
+        frames = frames or bench_frames(config.name, pipeline.codec_window)
+        prompt = pipeline.prompt(GATE_TEXT, None, frames)
         t = time.perf_counter()
         ref = R.generate(loaded.lm, prompt, frames, R.seeded_uniforms(seed, config))
         eager_ms = (time.perf_counter() - t) * 1e3 / max(len(ref.frames), 1)
-        runs = _measure(ab, workers, frames, seed, repeats)
-        ops = profile_calls(ab.session) if profile else None
-        rate = ab.codec_config.sample_rate
+        runs = _measure(pipeline, workers, frames, seed, repeats)
+        ops = profile_calls(pipeline.session) if profile else None
+        rate = pipeline.codec_config.sample_rate
     figures = _figures(runs, workers, eager_ms, rate, config.name)
     print(bench_table_markdown(figures))
     add_profile(figures, ops)

@@ -209,10 +209,12 @@ def voice(args: argparse.Namespace) -> int:
     bundle = PORT.ensure_bundle(
         folder, config, args.config, args.dtype, path=getattr(args, "bundle", None)
     )
-    with Audio8Pipeline(bundle) as ab:
-        made = register(ab.session, args.ref, args.ref_text, ab.codec_config, ab.tokenizer)
+    with Audio8Pipeline(bundle) as pipeline:
+        made = register(
+            pipeline.session, args.ref, args.ref_text, pipeline.codec_config, pipeline.tokenizer
+        )
     made.save(target)
-    seconds = made.frames * ab.codec_config.frame_size / ab.codec_config.sample_rate
+    seconds = made.frames * pipeline.codec_config.frame_size / pipeline.codec_config.sample_rate
     print(
         f"wrote {target}: {made.frames} frames ({seconds:.2f} s) of {made.source}, "
         f"transcript {len(made.text_ids)} ids"

@@ -50,12 +50,12 @@ def host_ms_per_audio_second(name: str, repeats: int = 5) -> float:
     figures = []
     for _ in range(repeats):
         timed = _Timed(fx._RecordingSession(np.random.default_rng(len(name)), eos_steps))
-        ab = fx._bundle(timed, tokenizer)
+        pipeline = fx._bundle(timed, tokenizer)
         t0 = time.perf_counter()
         options = SpeakOptions(voice, seed=fx.SEED, max_frames=fx.MAX_FRAMES, stream=stream)
-        result = ab.speak(text, options)
+        result = pipeline.speak(text, options)
         host = time.perf_counter() - t0 - timed.seconds
-        figures.append(1000 * host / (result.audio.size / ab.codec_config.sample_rate))
+        figures.append(1000 * host / (result.audio.size / pipeline.codec_config.sample_rate))
     return statistics.median(figures)
 
 

@@ -474,9 +474,11 @@ def make_evaluate(
     voice_ref = reference_voice_run(loaded, seed)
 
     def ladder(path: Path) -> LadderReport:
-        with Audio8Pipeline(path, isolate=True) as ab:
-            prompt = gate_prompt(ab, config)  # the bundle host's builder: a host fault's place
-            rungs = ladder_rungs(loaded, ab, prompt, ref, seed, voice_ref=voice_ref)
+        with Audio8Pipeline(path, isolate=True) as pipeline:
+            prompt = gate_prompt(
+                pipeline, config
+            )  # the bundle host's builder: a host fault's place
+            rungs = ladder_rungs(loaded, pipeline, prompt, ref, seed, voice_ref=voice_ref)
             return run_ladder("audio8_tts", rungs, progress=False)
 
     def evaluate(mutant: Mutant | None) -> LadderReport:

@@ -180,14 +180,19 @@ class _Window:
     codes: np.ndarray
     context: int
 
-    def decode(self, bundle: Audio8Pipeline, report: host_codec.DecodeReport) -> np.ndarray:
-        """The window's new samples, through `bundle`'s codec graph (one call)."""
+    def decode(self, pipeline: Audio8Pipeline, report: host_codec.DecodeReport) -> np.ndarray:
+        """The window's new samples, through `pipeline`'s codec graph (one call)."""
         part = next(
             host_codec.decode_stream(
-                bundle.session, self.codes, bundle.codec_config, bundle.codec_window, 0, report
+                pipeline.session,
+                self.codes,
+                pipeline.codec_config,
+                pipeline.codec_window,
+                0,
+                report,
             )
         )
-        fs = bundle.codec_config.frame_size
+        fs = pipeline.codec_config.frame_size
         return part[self.context * fs : self.codes.shape[1] * fs]
 
 
@@ -256,8 +261,8 @@ class _Piece:
         )
 
 
-def _between_utterances(bundle: Audio8Pipeline) -> None:
-    bundle.between_utterances()
+def _between_utterances(pipeline: Audio8Pipeline) -> None:
+    pipeline.between_utterances()
 
 
 def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
@@ -268,21 +273,21 @@ def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
 class _Speech:
     """One `speak` call: its pieces in order, and the audio handed on as it comes."""
 
-    def __init__(self, bundle: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_step):
-        self.bundle, self.max_frames, self.stream = bundle, max_frames, stream
+    def __init__(self, pipeline: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_step):
+        self.pipeline, self.max_frames, self.stream = pipeline, max_frames, stream
         self.on_audio, self.on_step = on_audio, on_step
         self.start = time.perf_counter()
-        self.result = SpeakResult(np.zeros(0, np.float32), bundle.codec_config.sample_rate)
+        self.result = SpeakResult(np.zeros(0, np.float32), pipeline.codec_config.sample_rate)
         self.audio: list[np.ndarray] = []
         self.pieces: list[_Piece] = []
 
     def _begin(self, i: int, text: str, voice: Voice | None, seed: int):
         """The piece's record, prompt and draws (after its worker(s) reset for it)."""
         piece = _Piece(text, time.perf_counter())
-        prompt = self.bundle.prompt(text, voice, self.max_frames)
+        prompt = self.pipeline.prompt(text, voice, self.max_frames)
         piece.prompt_columns = prompt.shape[1]
         self.pieces.append(piece)
-        return piece, prompt, seeded_uniforms(seed * 1000 + i, self.bundle.config)
+        return piece, prompt, seeded_uniforms(seed * 1000 + i, self.pipeline.config)
 
     def emit(self, piece: _Piece, wav: np.ndarray) -> None:
         if piece.first_audio_s is None:
@@ -300,7 +305,7 @@ class _Speech:
     def inline(self, i: int, text: str, voice: Voice | None, seed: int) -> None:
         """One piece in this process: its windows decoded between frames (streamed) or after
         the last one (`decode_whole`)."""
-        b = self.bundle
+        b = self.pipeline
         b.between_utterances()  # the KV state is reset per piece: a safe restart point
         piece, prompt, uniforms = self._begin(i, text, voice, seed)
         if self.stream:
@@ -316,7 +321,7 @@ class _Speech:
     def beside(self, i: int, text: str, voice: Voice | None, seed: int, decoder: Background):
         """One piece over two workers: this one draws the frames while `decoder` decodes each
         window as soon as its frames exist (the streaming windows, streamed or not)."""
-        b = self.bundle
+        b = self.pipeline
         b.between_utterances()
         decoder.submit(_between_utterances)  # runs after the last piece's windows
         piece, prompt, uniforms = self._begin(i, text, voice, seed)
@@ -336,19 +341,19 @@ class _Speech:
             decoder.submit(partial(self._decode_whole, piece))
         decoder.submit(partial(self._piece_done, piece))
 
-    def _decode(self, piece: _Piece, window: _Window, bundle: Audio8Pipeline) -> None:
-        wav = window.decode(bundle, piece.report)
+    def _decode(self, piece: _Piece, window: _Window, pipeline: Audio8Pipeline) -> None:
+        wav = window.decode(pipeline, piece.report)
         piece.chunks.append(wav)
         if self.stream:
             self.emit(piece, wav)
 
-    def _decode_whole(self, piece: _Piece, bundle: Audio8Pipeline) -> None:
+    def _decode_whole(self, piece: _Piece, pipeline: Audio8Pipeline) -> None:
         """What the one-worker path decodes when frames are padding: `decode_whole`'s windows
         over the frames it keeps, in place of the streaming ones."""
-        wav, piece.report = bundle.decode_whole(piece.loop.codes)
+        wav, piece.report = pipeline.decode_whole(piece.loop.codes)
         piece.chunks[:] = [wav]
 
-    def _piece_done(self, piece: _Piece, _bundle: Audio8Pipeline) -> None:
+    def _piece_done(self, piece: _Piece, _pipeline: Audio8Pipeline) -> None:
         if not self.stream:
             wav = np.concatenate(piece.chunks) if piece.chunks else np.zeros(0, np.float32)
             self.emit(piece, wav)
@@ -356,7 +361,7 @@ class _Speech:
 
     def finish(self) -> SpeakResult:
         result = self.result
-        result.pieces = [p.result(self.bundle.codec_config) for p in self.pieces]
+        result.pieces = [p.result(self.pipeline.codec_config) for p in self.pieces]
         if self.audio:
             result.audio = np.concatenate(self.audio).astype(np.float32)
         result.seconds = time.perf_counter() - self.start
@@ -371,24 +376,24 @@ class _Speech:
 class _Streamer:
     """Decodes codec windows between frames in this process (window W, context 32)."""
 
-    def __init__(self, bundle: Audio8Pipeline, piece: _Piece, emit) -> None:
-        self.bundle, self.piece, self.emit = bundle, piece, emit
-        self.windows = _Windows(bundle.codec_window)
+    def __init__(self, pipeline: Audio8Pipeline, piece: _Piece, emit) -> None:
+        self.pipeline, self.piece, self.emit = pipeline, piece, emit
+        self.windows = _Windows(pipeline.codec_window)
 
     def _decode(self, windows: list[_Window]) -> None:
         for window in windows:
-            wav = window.decode(self.bundle, self.piece.report)
+            wav = window.decode(self.pipeline, self.piece.report)
             self.piece.chunks.append(wav)
             self.emit(wav)
 
     def run(self, prompt, max_frames, uniforms, on_frame) -> host_frames.FrameLoopResult:
-        eos = self.bundle.config.eos_token_id
+        eos = self.pipeline.config.eos_token_id
 
         def frame_done(step, frame):
             ready = self.windows.add(frame.codes) if frame.semantic != eos else []
             on_frame(step, frame)
             self._decode(ready)
 
-        loop = self.bundle.generate(prompt, max_frames, uniforms, on_frame=frame_done)
+        loop = self.pipeline.generate(prompt, max_frames, uniforms, on_frame=frame_done)
         self._decode(self.windows.rest(loop.codes))
         return loop

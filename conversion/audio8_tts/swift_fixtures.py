@@ -225,11 +225,11 @@ def _save_events(d: Path, events: list[dict], zip_clock) -> list[dict]:
 def _bundle(session, tokenizer):
     from .pipeline import Audio8Pipeline
 
-    ab = object.__new__(Audio8Pipeline)
-    ab.session, ab.tokenizer = session, tokenizer
-    ab.config, ab.codec_config = CONFIG, CODEC_REDUCED
-    ab.path = Path("fixture")
-    return ab
+    pipeline = object.__new__(Audio8Pipeline)
+    pipeline.session, pipeline.tokenizer = session, tokenizer
+    pipeline.config, pipeline.codec_config = CONFIG, CODEC_REDUCED
+    pipeline.path = Path("fixture")
+    return pipeline
 
 
 def _write_frame_loops(root: Path, zip_clock) -> None:
@@ -286,7 +286,7 @@ def _write_pipeline(root: Path, name: str, zip_clock) -> dict:
     text, with_voice, stream, eos_steps = PIPELINES[name]
     tokenizer = stand_in_tokenizer()
     session = _RecordingSession(np.random.default_rng(len(name)), eos_steps)
-    ab = _bundle(session, tokenizer)
+    pipeline = _bundle(session, tokenizer)
     d = root / "pipeline" / name
     d.mkdir(parents=True, exist_ok=True)
     voice = None
@@ -295,8 +295,10 @@ def _write_pipeline(root: Path, name: str, zip_clock) -> dict:
         voice = Voice(formula_codes(5, k=9), ref, "formula", transcript_ids(tokenizer, ref))
         with zip_clock():
             voice.save(d / "voice.npz")
-    pieces = ab.pieces(text, MAX_FRAMES, voice)
-    result = ab.speak(text, SpeakOptions(voice, seed=SEED, max_frames=MAX_FRAMES, stream=stream))
+    pieces = pipeline.pieces(text, MAX_FRAMES, voice)
+    result = pipeline.speak(
+        text, SpeakOptions(voice, seed=SEED, max_frames=MAX_FRAMES, stream=stream)
+    )
     calls = _save_events(d, session.events, zip_clock)
     (d / "audio.f32").write_bytes(result.audio.astype("<f4").tobytes())
     return {

@@ -78,8 +78,8 @@ def _eager_stages(model, fx, repeats: int) -> dict[str, float]:
     }
 
 
-def _decode_ms(cb: ChatterboxPipeline) -> float:
-    calls = cb.session.function_ms.get("t3.decode", [])
+def _decode_ms(pipeline: ChatterboxPipeline) -> float:
+    calls = pipeline.session.function_ms.get("t3.decode", [])
     return statistics.median(calls) if calls else float("nan")
 
 
@@ -106,14 +106,14 @@ def run_bench(
         bar.step("eager oracle")
         eager = _eager_stages(model, fx, repeats or EAGER_REPEATS)
         bar.step("eager stages")
-        with ChatterboxPipeline(fp32) as cb:
-            chunk = cb.chunks(GATE_TEXT)[0]
+        with ChatterboxPipeline(fp32) as pipeline:
+            chunk = pipeline.chunks(GATE_TEXT)[0]
             t = time.perf_counter()
-            r = cb.synthesize(chunk, cb.default_voice, options, seed=seed)
+            r = pipeline.synthesize(chunk, pipeline.default_voice, options, seed=seed)
             bundle_s = time.perf_counter() - t
-            fn_ms = dict(cb.session.function_ms)
-            decode_fp32 = _decode_ms(cb)
-            ops = profile_calls(cb.session) if profile else None
+            fn_ms = dict(pipeline.session.function_ms)
+            decode_fp32 = _decode_ms(pipeline)
+            ops = profile_calls(pipeline.session) if profile else None
         bar.step("bundle fp32")
         with ChatterboxPipeline(int8) as cb8:
             cb8.t3(chunk.ids, cb8.default_voice, options, uniforms=fx.draws["t3_uniforms/0"])

@@ -477,8 +477,8 @@ def run_mutants(
     mutants = select(CATALOGUE, spec)
     setup = prepare(model, config, bundles, seed, side=False)
 
-    def ladder(cb: Any, whole: bool) -> LadderReport:
-        rungs, _ = main_rungs(cb, setup)
+    def ladder(pipeline: Any, whole: bool) -> LadderReport:
+        rungs, _ = main_rungs(pipeline, setup)
         if whole or not first_kill:
             return run_ladder("chatterbox", rungs, progress=False)
         return _first_kill(rungs)
@@ -494,8 +494,8 @@ def run_mutants(
             with tempfile.TemporaryDirectory(prefix="voxport-cbx-mutant-") as tmp:
                 with mutant.inject():
                     path = mutant_bundle(setup, mutant.graph, Path(tmp) / "bundle")
-                with ChatterboxPipeline(path, isolate=True) as cb:
-                    return ladder(cb, whole=False)
+                with ChatterboxPipeline(path, isolate=True) as pipeline:
+                    return ladder(pipeline, whole=False)
 
         def progress(i: int, n: int, mutant: Mutant) -> None:
             print(f"chatterbox mutants: [{i}/{n}] {mutant.name} ({mutant.where})", file=sys.stderr)

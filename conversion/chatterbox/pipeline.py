@@ -271,9 +271,9 @@ class ChatterboxPipeline(LoadedPipeline):
             if on_step is not None and done % TOKEN_REPORT_EVERY == 0:
                 on_step(f"  T3: {done} tokens drawn (budget {budget})")
 
-        def work(cb: ChatterboxPipeline, item: tuple[int, TextChunk]) -> ChunkResult:
+        def work(pipeline: ChatterboxPipeline, item: tuple[int, TextChunk]) -> ChunkResult:
             i, chunk = item
-            return cb.synthesize(
+            return pipeline.synthesize(
                 chunk, voice, options, seed=options.seed, index=i, on_token=on_token
             )
 

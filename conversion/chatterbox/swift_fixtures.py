@@ -336,12 +336,12 @@ def _write_pipeline(root: Path, zip_clock) -> None:
                 root / "voice_without_xvector.npz", **{k: z[k] for k in z.files if k != "xvector"}
             )
 
-    cb = object.__new__(ChatterboxPipeline)
-    cb.config, cb.arrays, cb.graphs = CONFIG, tables, list(manifest["graphs"])
-    cb.session = _RecordingSession(np.random.default_rng(9), manifest)
+    pipeline = object.__new__(ChatterboxPipeline)
+    pipeline.config, pipeline.arrays, pipeline.graphs = CONFIG, tables, list(manifest["graphs"])
+    pipeline.session = _RecordingSession(np.random.default_rng(9), manifest)
     chunk = TextChunk("swift fixtures", np.asarray(TEXT_IDS, np.int32))
     options = SpeakOptions()
-    result = cb.synthesize(chunk, voice, options, seed=SEED, index=0)
+    result = pipeline.synthesize(chunk, voice, options, seed=SEED, index=0)
     # The draws synthesize made from the seed, made again the same way.
     redraw = ChunkDraws.from_seed(SEED, 0)
     uniforms = np.stack([redraw.uniforms(s) for s in range(result.t3.steps)])
@@ -350,7 +350,7 @@ def _write_pipeline(root: Path, zip_clock) -> None:
     assert np.array_equal(
         host_hift.harmonic_source(tables["hift"], result.hift.f0, hift_draws), result.hift.source
     )
-    steps = _write_recording(root, cb.session, zip_clock)
+    steps = _write_recording(root, pipeline.session, zip_clock)
 
     out = root / "pipeline"
     out.mkdir(parents=True, exist_ok=True)

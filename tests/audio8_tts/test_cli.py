@@ -301,11 +301,13 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
     def total_rss() -> int:
         return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
 
-    with Audio8Pipeline(gated_bundle[0], isolate=True) as ab:
-        ab.speak("Hi.", SpeakOptions(seed=0, max_frames=4))  # warm: lowering, first allocations
+    with Audio8Pipeline(gated_bundle[0], isolate=True) as pipeline:
+        pipeline.speak(
+            "Hi.", SpeakOptions(seed=0, max_frames=4)
+        )  # warm: lowering, first allocations
         start = total_rss()
         for i in range(50):
-            result = ab.speak("Hi.", SpeakOptions(seed=i + 1, max_frames=4))
+            result = pipeline.speak("Hi.", SpeakOptions(seed=i + 1, max_frames=4))
             assert len(result.pieces) == 1
         growth_mb = (total_rss() - start) / 2**20
     print(f"audio8 RSS growth over 50 utterances: {growth_mb:.1f} MB")

@@ -118,11 +118,11 @@ class _Session:
 
 
 def _bundle(session: _Session) -> Audio8Pipeline:
-    ab = object.__new__(Audio8Pipeline)
-    ab.session, ab.tokenizer = session, stand_in_tokenizer()
-    ab.config, ab.codec_config = REDUCED, CODEC_REDUCED
-    ab.path = Path("stand-in")
-    return ab
+    pipeline = object.__new__(Audio8Pipeline)
+    pipeline.session, pipeline.tokenizer = session, stand_in_tokenizer()
+    pipeline.config, pipeline.codec_config = REDUCED, CODEC_REDUCED
+    pipeline.path = Path("stand-in")
+    return pipeline
 
 
 class _Opener:
@@ -375,10 +375,10 @@ def test_two_runtime_children_speak_what_one_process_does(small_bundle):
     (recycle_mb tiny: worker 1's restart runs in its thread, after the first piece's windows)
     and the audio still the same."""
     text, frames = "Hi there. Go on.", 10  # a piece: [0,8) beside the frames, [6,10) after
-    with Audio8Pipeline(small_bundle) as ab:
-        assert ab.codec_window == WINDOW
+    with Audio8Pipeline(small_bundle) as pipeline:
+        assert pipeline.codec_window == WINDOW
         want = {
-            s: ab.speak(text, SpeakOptions(seed=2, max_frames=frames, stream=s))
+            s: pipeline.speak(text, SpeakOptions(seed=2, max_frames=frames, stream=s))
             for s in (False, True)
         }
     np.testing.assert_array_equal(want[True].audio, want[False].audio)

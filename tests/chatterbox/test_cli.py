@@ -183,9 +183,9 @@ def test_long_text_is_split_not_truncated(gated_bundle, tmp_path):
 
     bundle, _, _, _, _, _ = gated_bundle
     text = " ".join(["The quick brown fox jumps over the lazy dog, again and again."] * 4)
-    with ChatterboxPipeline(bundle) as cb:
-        chunks = cb.chunks(text)
-        budget = cb.config.text_budget
+    with ChatterboxPipeline(bundle) as pipeline:
+        chunks = pipeline.chunks(text)
+        budget = pipeline.config.text_budget
     assert len(chunks) >= 4 and all(c.ids.size <= budget for c in chunks)
     words = [w for c in chunks for w in c.text.split()]
     assert len(words) == len(text.split())  # every word is said once
@@ -300,17 +300,17 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
         return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
 
     options = SpeakOptions(max_new_tokens=8, n_steps=2)
-    with ChatterboxPipeline(gated_bundle[0], isolate=True) as cb:
-        chunk, voice = cb.chunks("Hi there.")[0], cb.default_voice
-        cb.synthesize(chunk, voice, options)  # warm: lowering, first allocations
+    with ChatterboxPipeline(gated_bundle[0], isolate=True) as pipeline:
+        chunk, voice = pipeline.chunks("Hi there.")[0], pipeline.default_voice
+        pipeline.synthesize(chunk, voice, options)  # warm: lowering, first allocations
         start = total_rss()
         for i in range(50):
             if i % 10 == 9:
-                result = cb.synthesize(chunk, voice, options, seed=i)
+                result = pipeline.synthesize(chunk, voice, options, seed=i)
                 assert result.calls.get("t3", 0) >= 1
                 continue
-            cb.between_utterances()
-            t3 = cb.t3(chunk.ids, voice, options, ChunkDraws.from_seed(i, 0).uniforms)
+            pipeline.between_utterances()
+            t3 = pipeline.t3(chunk.ids, voice, options, ChunkDraws.from_seed(i, 0).uniforms)
             assert 1 <= len(t3.tokens) <= 8
         growth_mb = (total_rss() - start) / 2**20
     print(f"chatterbox RSS growth over 50 utterances: {growth_mb:.1f} MB")

@@ -23,10 +23,12 @@ def test_uniforms_reach_t3_as_given(given):
         seen["uniforms"] = uniforms
         raise _Stop
 
-    cb = object.__new__(ChatterboxPipeline)
-    cb.session = types.SimpleNamespace(since_mark=lambda: None, recycle_if_leaking=lambda mb: False)
-    cb.t3 = t3
-    cb.config = REDUCED  # check_voice reads the prompt cap
+    pipeline = object.__new__(ChatterboxPipeline)
+    pipeline.session = types.SimpleNamespace(
+        since_mark=lambda: None, recycle_if_leaking=lambda mb: False
+    )
+    pipeline.t3 = t3
+    pipeline.config = REDUCED  # check_voice reads the prompt cap
     voice = types.SimpleNamespace(prompt_token_len=0, source=None)
     chunk = types.SimpleNamespace(ids=[1, 2, 3])
     draws = {
@@ -35,7 +37,7 @@ def test_uniforms_reach_t3_as_given(given):
         "none": ChunkDraws(),
     }[given]
     with pytest.raises(_Stop):
-        cb.synthesize(chunk, voice=voice, options=None, seed=7, draws=draws)
+        pipeline.synthesize(chunk, voice=voice, options=None, seed=7, draws=draws)
     if given == "array":
         assert seen["uniforms"] is rows
     elif given == "callable":

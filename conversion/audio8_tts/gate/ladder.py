@@ -65,9 +65,9 @@ def precision_bundles(
     return out
 
 
-def gate_prompt(ab, config) -> np.ndarray:
+def gate_prompt(pipeline, config) -> np.ndarray:
     """The gate utterance's prompt, as the bundle's host builds it."""
-    return ab.prompt(GATE_TEXT, None, GATE_FRAMES[config.name])
+    return pipeline.prompt(GATE_TEXT, None, GATE_FRAMES[config.name])
 
 
 def reference_prompt(loaded: Loaded) -> np.ndarray:
@@ -105,14 +105,14 @@ def reference_voice_run(loaded: Loaded, seed: int):
 
 def ladder_rungs(
     loaded: Loaded,
-    ab,
+    pipeline,
     prompt: np.ndarray,
     ref,
     seed: int,
     precision: dict[str, Path] | None = None,
     voice_ref=None,
 ) -> list[Rung]:
-    """The gate's rungs on an open bundle `ab`, against the reference record `ref` (the
+    """The gate's rungs on an open pipeline `pipeline`, against the reference record `ref` (the
     reference's free run on `prompt`: `reference_run`, computed once by the caller) and
     `voice_ref` (`reference_voice_run`, likewise; None leaves the voiced row out)."""
     from conversion.core.runtime.isolated_session import IsolatedSession
@@ -128,30 +128,32 @@ def ladder_rungs(
     if voice_ref is not None:
         codes, text = voice_case(config, seed)
         voice = Voice(codes=codes.astype(np.int32), text=text)
-        voiced_prompt = ab.prompt(GATE_TEXT, voice, VOICE_FRAMES)
+        voiced_prompt = pipeline.prompt(GATE_TEXT, voice, VOICE_FRAMES)
         name = "ar[fp32].teacher_forced_logits[voice]"
         voiced.append(
-            teacher_forced_logits_rung(ab.session, voiced_prompt, config, voice_ref, name)
+            teacher_forced_logits_rung(pipeline.session, voiced_prompt, config, voice_ref, name)
         )
 
     def build(text, codes, ref_text):  # the bundle host's prompt builder, both templates
         voice = None if codes is None else Voice(codes=codes.astype(np.int32), text=ref_text)
-        return ab.prompt(text, voice, frames)
+        return pipeline.prompt(text, voice, frames)
 
     rungs = [
         *prompt_rungs(build, loaded.tokenizer, config, GATE_TEXT, seed),
         *sampler_rungs(seed, config=config),
-        teacher_forced_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
-        teacher_forced_logits_rung(ab.session, prompt, config, ref),
-        ras_windows_rung(ab.session, prompt, config, ref),
+        teacher_forced_rung(loaded.lm, pipeline.session, prompt, config, frames, seed, ref),
+        teacher_forced_logits_rung(pipeline.session, prompt, config, ref),
+        ras_windows_rung(pipeline.session, prompt, config, ref),
         *voiced,
-        free_run_rung(loaded.lm, ab.session, prompt, config, frames, seed, ref),
+        free_run_rung(loaded.lm, pipeline.session, prompt, config, frames, seed, ref),
         # the codes as the fast head can draw them: over its `codebook_size` rows
-        codec_rung(ab.session, codec, codec_cfg, seed, head_rows=config.codebook_size),
-        *stream_vs_whole_rungs(ab.session, codec, codec_cfg, seed, head_rows=config.codebook_size),
+        codec_rung(pipeline.session, codec, codec_cfg, seed, head_rows=config.codebook_size),
+        *stream_vs_whole_rungs(
+            pipeline.session, codec, codec_cfg, seed, head_rows=config.codebook_size
+        ),
     ]
-    if "encoder" in ab.graphs:
-        rungs += encoder_rungs(ab.session, codec, codec_cfg, seed)
+    if "encoder" in pipeline.graphs:
+        rungs += encoder_rungs(pipeline.session, codec, codec_cfg, seed)
     if precision:
 
         def side(dtype: str) -> IsolatedSession:
@@ -178,15 +180,15 @@ def run_gate(
 
     config = loaded.config
     frames = GATE_FRAMES[config.name]
-    with Audio8Pipeline(bundle, isolate=True) as ab:
-        prompt = gate_prompt(ab, config)
+    with Audio8Pipeline(bundle, isolate=True) as pipeline:
+        prompt = gate_prompt(pipeline, config)
         print(
             f"audio8_tts gate: {GATE_TEXT!r}, prompt {prompt.shape[1]} columns, {frames} frames",
             file=sys.stderr,
         )
         ref = reference_run(loaded.lm, reference_prompt(loaded), frames, seed)
         voice_ref = reference_voice_run(loaded, seed)
-        rungs = ladder_rungs(loaded, ab, prompt, ref, seed, precision, voice_ref)
+        rungs = ladder_rungs(loaded, pipeline, prompt, ref, seed, precision, voice_ref)
         report = run_ladder("audio8_tts", rungs, stop_on_fail=stop_on_fail)
     emit(report, json_path, markdown)
     return 0 if report.passed else 1

@@ -14,7 +14,7 @@ from .t3_rungs import COS_T3
 MAGSPEC_E2E = 0.99
 
 
-def e2e_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
+def e2e_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
     from ..hift.host import draws_from_recording
 
     fx = case.fixture
@@ -23,7 +23,7 @@ def e2e_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     def run():
         if "r" not in memo:
             draws = ChunkDraws(noise=fx.intermediates["z"], hift=draws_from_recording(fx.draws))
-            memo["r"] = cb.synthesize(
+            memo["r"] = pipeline.synthesize(
                 case.chunk,
                 case.voice,
                 SpeakOptions(),

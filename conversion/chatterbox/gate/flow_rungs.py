@@ -28,7 +28,7 @@ COS_MEL = 0.999
 FP16_STEPS = ("all", "mid")
 
 
-def flow_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
+def flow_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
     fx = case.fixture
     it = fx.intermediates
     voice = case.voice
@@ -36,9 +36,9 @@ def flow_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     def encoder_mu():
         tokens = it["flow_tokens"].reshape(-1)
         n = tokens.size
-        table = BucketTable(cb.session.manifest.graphs[ENCODER_GRAPH]["meta"]["buckets"])
+        table = BucketTable(pipeline.session.manifest.graphs[ENCODER_GRAPH]["meta"]["buckets"])
         bucket = table.select(N=n)
-        out = cb.session.run(
+        out = pipeline.session.run(
             ENCODER_GRAPH,
             function_name(ENCODER_FUNCTION, bucket),
             {"tokens": pad_to(tokens.astype(np.int32), bucket["N"])[None], "length": np.array([n])},
@@ -47,10 +47,10 @@ def flow_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
         return ref, out["mu"][:, :, : ref.shape[-1]]
 
     def estimator_velocity() -> float:
-        return _estimator_worst_cosine(cb, it, range(len(it["cfm_x"])))
+        return _estimator_worst_cosine(pipeline, it, range(len(it["cfm_x"])))
 
     def flow_mel():
-        r = cb.flow(_speech_tokens(fx), voice, it["z"])
+        r = pipeline.flow(_speech_tokens(fx), voice, it["z"])
         return it["mel"], r.mel
 
     return [
@@ -66,17 +66,17 @@ def flow_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
     ]
 
 
-def _estimator_worst_cosine(cb: ChatterboxPipeline, it: dict, steps) -> float:
+def _estimator_worst_cosine(pipeline: ChatterboxPipeline, it: dict, steps) -> float:
     """The bundle's estimator on the oracle's inputs at Euler `steps`: the worst cosine."""
     total = it["cfm_x"].shape[-1]
-    table = BucketTable(cb.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"])
+    table = BucketTable(pipeline.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"])
     bucket = table.select(F=total)  # BucketOverflowError names the sizes
     size = bucket["F"]
     fn = function_name(ESTIMATOR_FUNCTION, bucket)
     mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
     worst = 1.0
     for k in steps:
-        out = cb.session.run(
+        out = pipeline.session.run(
             ESTIMATOR_GRAPH,
             fn,
             {
@@ -113,7 +113,7 @@ def _fp16_rung(cb16: ChatterboxPipeline, case: Case, which: str = "all") -> Rung
     )
 
 
-def step_count_table(cb: ChatterboxPipeline, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
+def step_count_table(pipeline: ChatterboxPipeline, case: Case, steps=(10, 8, 6, 4)) -> list[dict]:
     """The bundle's mel with n Euler steps vs the oracle's 10-step mel (the publisher's
     S3Gen), same tokens and noise (the card's step table). Every row is an independent
     bundle run: the 10-step row is the bundle's 10-step flow against the publisher's."""
@@ -122,6 +122,6 @@ def step_count_table(cb: ChatterboxPipeline, case: Case, steps=(10, 8, 6, 4)) ->
     ref = fx.intermediates["mel"]
     rows = []
     for n in steps:
-        mel = cb.flow(tokens, case.voice, fx.intermediates["z"], n_steps=n).mel
+        mel = pipeline.flow(tokens, case.voice, fx.intermediates["z"], n_steps=n).mel
         rows.append({"steps": n, "mel_cos_vs_10": round(_cos(ref, mel), 6)})
     return rows

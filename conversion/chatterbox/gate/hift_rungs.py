@@ -19,7 +19,7 @@ MAGSPEC_HIFT = 0.999
 MAX_ABS_HIFT = 1e-2
 
 
-def hift_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
+def hift_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
     """The vocoder on the oracle's mel and source draws: its magnitude spectrogram, and every
     sample (the draws are replayed, so the port is sample-accurate: an edge fault such as the
     source STFT's padding moves the first and last samples and hardly the spectrogram)."""
@@ -30,7 +30,9 @@ def hift_rungs(cb: ChatterboxPipeline, case: Case) -> list[Rung]:
 
     def wav():
         if "wav" not in memo:
-            memo["wav"] = cb.vocode(fx.intermediates["mel"], draws_from_recording(fx.draws)).wav
+            memo["wav"] = pipeline.vocode(
+                fx.intermediates["mel"], draws_from_recording(fx.draws)
+            ).wav
         return fx.intermediates["wav_vocoder"].reshape(-1), memo["wav"]
 
     return [

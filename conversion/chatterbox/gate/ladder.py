@@ -177,21 +177,21 @@ def prepare(
     return setup
 
 
-def main_rungs(cb: ChatterboxPipeline, setup: GateSetup) -> tuple[list[Rung], int]:
+def main_rungs(pipeline: ChatterboxPipeline, setup: GateSetup) -> tuple[list[Rung], int]:
     """The fp32 bundle's rungs, in ladder order, and how many come before the side rungs."""
     default, cloned = setup.cases
     head = [
         text_rung(setup.model, setup.bundle, setup.sizes),
-        *t3_rungs(cb, default, "fp32", COS_T3),
+        *t3_rungs(pipeline, default, "fp32", COS_T3),
     ]
     rungs = [
         *head,
-        *flow_rungs(cb, default),
-        *hift_rungs(cb, default),
-        *e2e_rungs(cb, default),
+        *flow_rungs(pipeline, default),
+        *hift_rungs(pipeline, default),
+        *e2e_rungs(pipeline, default),
         voice_rung(cloned),
-        *e2e_rungs(cb, cloned),
-        free_run_rung(cb, default),
+        *e2e_rungs(pipeline, cloned),
+        free_run_rung(pipeline, default),
     ]
     return rungs, len(head)
 
@@ -222,10 +222,10 @@ def run_gate(
     ):
         with ChatterboxPipeline(path, isolate=True) as side_bundle:
             side += run_ladder("chatterbox", make(side_bundle)).rungs
-    with ChatterboxPipeline(setup.bundle, isolate=True) as cb:
-        rungs, n = main_rungs(cb, setup)
+    with ChatterboxPipeline(setup.bundle, isolate=True) as pipeline:
+        rungs, n = main_rungs(pipeline, setup)
         main = run_ladder("chatterbox", rungs, stop_on_fail=stop_on_fail)
-        table = step_count_table(cb, default)
+        table = step_count_table(pipeline, default)
     report = LadderReport("chatterbox", [*main.rungs[:n], *side, *main.rungs[n:]])
     print(
         "CFM step count (bundle, same tokens and noise; vs the publisher's 10-step mel): "

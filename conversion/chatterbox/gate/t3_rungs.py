@@ -47,13 +47,17 @@ def _teacher_forced_draws(fx: Fixture, cond: np.ndarray, uncond: np.ndarray) -> 
     return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
 
 
-def t3_rungs(cb: ChatterboxPipeline, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
+def t3_rungs(
+    pipeline: ChatterboxPipeline, case: Case, tag: str, cos_min: float | None
+) -> list[Rung]:
     fx = case.fixture
     memo: dict[str, np.ndarray] = {}
 
     def forced():
         if "cond" not in memo:
-            r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=_oracle_tokens(fx))
+            r = pipeline.t3(
+                case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=_oracle_tokens(fx)
+            )
             memo["cond"], memo["uncond"] = r.cond_logits, r.uncond_logits
         return memo["cond"], memo["uncond"]
 
@@ -79,7 +83,7 @@ def t3_rungs(cb: ChatterboxPipeline, case: Case, tag: str, cos_min: float | None
     return rungs
 
 
-def free_run_rung(cb: ChatterboxPipeline, case: Case) -> Rung:
+def free_run_rung(pipeline: ChatterboxPipeline, case: Case) -> Rung:
     fx = case.fixture
 
     def tokens():
@@ -92,7 +96,7 @@ def free_run_rung(cb: ChatterboxPipeline, case: Case) -> Rung:
             u = np.concatenate(
                 [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
             )
-        r = cb.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
+        r = pipeline.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
         ref = _oracle_tokens(fx)  # the publisher's loop keeps the stop token it drew
         got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
         n = min(ref.size, got.size)
