@@ -28,8 +28,9 @@ BLOCK = "".join(f"    x{i} = {i} * y\n" for i in range(7))
 
 
 def test_the_report_names_circles_upward_imports_and_repeats(tmp_path):
-    for pkg in ("conversion", "conversion/core", "conversion/kokoro", "conversion/cli"):
+    for pkg in ("conversion", "conversion/core", "conversion/cli"):
         _write(tmp_path, f"{pkg}/__init__.py", "")
+    _write(tmp_path, "conversion/kokoro/__init__.py", 'MODEL_NAME = "kokoro"\n')  # a model folder
     _write(tmp_path, "conversion/core/a.py", "from conversion.core import b\n")
     _write(tmp_path, "conversion/core/b.py", "from . import a\n")
     _write(tmp_path, "conversion/core/up.py", "import conversion.cli.main\n")

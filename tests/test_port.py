@@ -36,6 +36,35 @@ def test_a_port_outside_its_folder_is_refused():
         check_port(object(), "conversion.kokoro.port")
 
 
+def _model_folder(root: Path, folder: str, declares: str) -> None:
+    (root / folder).mkdir()
+    (root / folder / "__init__.py").write_text(declares)
+    (root / folder / "port.py").write_text("")
+
+
+def test_a_model_is_found_by_its_folder_with_no_list_to_edit(tmp_path, monkeypatch):
+    """A folder of `conversion/` that says MODEL_NAME is a model (a port beside it, its
+    benches as it declares them); one that says nothing is not; two saying one name fail."""
+    import sys
+
+    import conversion
+
+    _model_folder(tmp_path, "zz_new", 'MODEL_NAME = "zz"\nDEVICE_BENCHES = ("zz.speak",)\n')
+    _model_folder(tmp_path, "zz_tools", '"""Not a model."""\n')
+    monkeypatch.setattr(conversion, "__path__", [*conversion.__path__, str(tmp_path)])
+    try:
+        found = registry._model_folders()
+        assert found["zz"] == registry.ModelEntry("zz", "conversion.zz_new", True, ("zz.speak",))
+        assert all(e.package != "conversion.zz_tools" for e in found.values())
+        assert list(found)[0] == "core" and set(MODELS) < set(found)
+        _model_folder(tmp_path, "zz_again", 'MODEL_NAME = "zz"\n')
+        with pytest.raises(TypeError, match="MODEL_NAME 'zz' is also"):
+            registry._model_folders()
+    finally:
+        for name in [m for m in sys.modules if m.startswith("conversion.zz_")]:
+            del sys.modules[name]
+
+
 @pytest.mark.parametrize("spelling", ["audio8-tts", "Audio8_TTS", "audio8_tts"])
 def test_one_name_for_audio8_however_it_is_typed(spelling):
     assert registry.resolve(spelling).name == "audio8_tts"

@@ -1,6 +1,8 @@
 """The CLI's model registry: the only place that imports a model folder (lazily, by name).
 
-Each TTS model has `conversion/<name>/port.py` (a `ModelPort` instance, `PORT`) and
+Models are found by folder: each folder of `conversion/` whose `__init__.py` says
+``MODEL_NAME`` is one (its `__init__` imports nothing, so finding them loads no model). Each TTS
+model has `conversion/<name>/port.py` (a `ModelPort` instance, `PORT`) and
 `conversion/<name>/cli.py` (its flags and verbs, `ModelCommands`); both are checked against
 the contract when the registry first loads them. `core` is the toolkit's self-test: verbs
 only, no weights (`conversion/selftest/cli.py`).
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
+import pkgutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -43,8 +47,6 @@ class ModelEntry:
     @property
     def has_mutants(self) -> bool:
         """The model lists deliberate faults for `gate --mutants` (its `mutants.py`)."""
-        import importlib.util
-
         return importlib.util.find_spec(f"{self.package}.mutants") is not None
 
     @property
@@ -55,35 +57,33 @@ class ModelEntry:
     @property
     def has_swift_fixtures(self) -> bool:
         """The model's Swift host has fixtures of its own (its `swift_fixtures.py`)."""
-        import importlib.util
-
         return importlib.util.find_spec(self.fixtures_module) is not None
 
 
-MODELS: dict[str, ModelEntry] = {
-    e.name: e
-    for e in (
-        # the toolkit's self-test graphs (conv, MLP, KV decoder): verbs, no port
-        ModelEntry("core", "conversion.selftest", has_port=False),
-        ModelEntry("kokoro", "conversion.kokoro", benches=("kokoro.speak",)),
-        ModelEntry(
-            "chatterbox",
-            "conversion.chatterbox",
-            benches=(
-                "chatterbox.t3",
-                "chatterbox.estimator",
-                "chatterbox.vocoder",
-                "chatterbox.speak",
-                "chatterbox.text",
-            ),
-        ),
-        ModelEntry(
-            "audio8_tts",
-            "conversion.audio8_tts",
-            benches=("audio8.frame", "audio8.codec", "audio8.speak", "audio8.text"),
-        ),
-    )
-}
+def _model_folders() -> dict[str, ModelEntry]:
+    """Every folder of `conversion/` whose package declares ``MODEL_NAME`` (and its
+    ``DEVICE_BENCHES``): a model is added by adding its folder, with no list to edit. The
+    self-test (``core``) first, then the models by name; a port is ``port.py`` beside it."""
+    import conversion
+
+    found: dict[str, ModelEntry] = {}
+    for info in sorted(pkgutil.iter_modules(conversion.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        package = f"conversion.{info.name}"
+        declared = importlib.import_module(package)
+        name = getattr(declared, "MODEL_NAME", None)
+        if name is None:
+            continue
+        if name in found:
+            raise TypeError(f"{package}: MODEL_NAME '{name}' is also {found[name].package}'s")
+        has_port = importlib.util.find_spec(f"{package}.port") is not None
+        benches = tuple(getattr(declared, "DEVICE_BENCHES", ()))
+        found[name] = ModelEntry(name, package, has_port=has_port, benches=benches)
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].has_port, kv[0])))
+
+
+MODELS: dict[str, ModelEntry] = _model_folders()
 
 
 def names() -> list[str]:

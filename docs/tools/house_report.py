@@ -20,9 +20,26 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-MODELS = ("kokoro", "chatterbox", "audio8_tts", "selftest")
 PY_ROOTS = ("conversion", "gates", "oracles")
 RUN = 6  # lines that make a repeated block
+
+
+def model_folders(root: Path) -> tuple[str, ...]:
+    """The folders of `conversion/` that are models: their `__init__.py` assigns ``MODEL_NAME``
+    (as `conversion/cli/registry.py` finds them; read as a syntax tree, nothing imported)."""
+    found = []
+    for init in sorted((root / "conversion").glob("*/__init__.py")):
+        tree = ast.parse(init.read_text())
+        names = {
+            t.id
+            for node in tree.body
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)
+        }
+        if "MODEL_NAME" in names:
+            found.append(init.parent.name)
+    return tuple(found)
 
 
 def _py_files(root: Path) -> list[Path]:
@@ -55,7 +72,7 @@ def _imports(root: Path, path: Path, tree: ast.AST) -> set[str]:
     return out
 
 
-def _layer(module: str) -> tuple[str, int]:
+def _layer(module: str, models: tuple[str, ...]) -> tuple[str, int]:
     """(room, rank): core 0; fixtures, oracles, gates 1; each model 2; device 3; cli 4."""
     parts = module.split(".")
     if parts[0] != "conversion":
@@ -63,7 +80,7 @@ def _layer(module: str) -> tuple[str, int]:
     room = parts[1] if len(parts) > 1 else ""
     if room in ("core", "__init__", ""):
         return "core", 0
-    if room in MODELS:
+    if room in models:
         return room, 2
     if room == "fixtures":
         return room, 1
@@ -121,17 +138,17 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def _upward(graph: dict[str, set[str]]) -> list[str]:
+def _upward(graph: dict[str, set[str]], models: tuple[str, ...]) -> list[str]:
     out = []
     for src, targets in sorted(graph.items()):
-        s_room, s_rank = _layer(src)
+        s_room, s_rank = _layer(src, models)
         for dst in sorted(targets):
-            d_room, d_rank = _layer(dst)
+            d_room, d_rank = _layer(dst, models)
             if s_room == d_room:
                 continue
             if d_rank > s_rank:
                 out.append(f"{src} -> {dst} (up)")
-            elif d_room in MODELS and src != "conversion.cli.registry":
+            elif d_room in models and src != "conversion.cli.registry":
                 out.append(f"{src} -> {dst} (a model by name)")
     return out
 
@@ -183,7 +200,7 @@ def report(root: Path) -> str:
     files = _py_files(root)
     graph = _graph(root)
     circles = _circles(graph)
-    upward = _upward(graph)
+    upward = _upward(graph, model_folders(root))
     swift = sorted((root / "ios" / "Sources").rglob("*.swift"))
     sizes = sorted(
         (
