@@ -126,7 +126,7 @@ final class KokoroWorkerTests: XCTestCase {
         options.seed = early.chunks[0].seed  // chunk i draws with seed + i, as Python's did
         options.foldNegativePi = true
         let voice = try speaker.voices.voice(KokoroWorkerTests.voice)
-        let chunks = try await SpeakerParity.collect(try speaker.speak(Self.phonemes(early), voice: voice, options: options))
+        let chunks = try await SpeakerParity.collect(try speaker.speak(phonemes: Self.phonemes(early), voice: voice, options: options))
         return (chunks.flatMap(\.samples), chunks, recorder.steps)
     }
 
