@@ -65,7 +65,7 @@ MODELS: dict[str, ModelEntry] = {
     for e in (
         # the toolkit's self-test graphs (conv, MLP, KV decoder): verbs, no port
         ModelEntry("core", "conversion.selftest", has_port=False),
-        ModelEntry("kokoro", "conversion.kokoro", benches=("kokoro.speak",)),
+        ModelEntry("kokoro", "conversion.kokoro", benches=("kokoro.speak", "kokoro.text")),
         ModelEntry(
             "chatterbox",
             "conversion.chatterbox",
