@@ -11,7 +11,7 @@ import VoxportText
 /// The whole Swift Kokoro host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
 /// on the reduced real-weight bundle, against the Python pipeline on the same bundle and draws
 /// (`kokoro_case.py make`): KokoroSpeaker (`BundleSpeaker.open` over the worker) speaks the
-/// phonemes Python's G2P gave for the text (Swift has no G2P yet) and its chunks are Python's,
+/// phonemes Python's G2P gave for the text and its chunks are Python's,
 /// the waveform within 1e-4 of the Python one's peak, every sample
 /// compared (the edges are where a replicate-for-reflect STFT pad shows), and the same Whisper
 /// WER through `gates.asr` (a replicate pad in the source STFT instead of reflect moved the
@@ -128,7 +128,7 @@ final class KokoroWorkerTests: XCTestCase {
 
     /// What the Swift host says over `runner` for the case's text: `BundleSpeaker.open` gives
     /// the KokoroSpeaker, which speaks the phonemes `voxport phonemize kokoro` gave for it
-    /// (Kokoro's G2P is Python's alone yet) with Python's draws, -π phases folded; every graph
+    /// (`speak(phonemes:)`) with Python's draws, -π phases folded; every graph
     /// call recorded.
     static func hostSpeech(_ runner: GraphRunner) async throws -> (audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
         let (dir, early) = try Self.early()
