@@ -46,6 +46,9 @@ enum BenchText {
             if KokoroParagraphs.split(text).isEmpty {
                 throw VoxportError(.user, "nothing to say: the text is empty; give some words to speak")
             }
+            if !FileManager.default.fileExists(atPath: bundle.url.appendingPathComponent(KokoroSpeaker.g2pFolder).path) {
+                throw KokoroTextChunker.missingG2P(bundle.url)
+            }
         default:
             break
         }

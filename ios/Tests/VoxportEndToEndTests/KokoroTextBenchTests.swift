@@ -59,4 +59,33 @@ final class KokoroTextBenchTests: XCTestCase {
             XCTAssertEqual("\(error)", blank["error"])
         }
     }
+
+    /// A bundle without `g2p/` (exported before the export wrote it): one line naming the fix,
+    /// before any runner starts.
+    func testABundleWithoutG2PIsToldToReExport() async throws {
+        let kase = try Self.pythonCase()
+        let source = URL(fileURLWithPath: kase["bundle"] as! String)
+        let scratch = try TestScratch.folder("kokoro-text-bench-no-g2p")
+        let bare = scratch.appendingPathComponent("bundle")
+        try? FileManager.default.removeItem(at: bare)
+        try FileManager.default.createDirectory(at: bare, withIntermediateDirectories: true)
+        for name in ["manifest.json", "vocab.json"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: bare.appendingPathComponent(name))
+        }
+        for bench in ["kokoro.text"] {  // (kokoro.speak verifies the graphs first, absent here)
+            let env = try BenchEnvironment([
+                "VP_BENCH": bench, "VP_BUNDLE": bare.path, "VP_TEXT": "Hello there.", "VP_OUT": scratch.appendingPathComponent("out").path,
+                "VP_RUNNER": "replay", "VP_REPLAY": scratch.appendingPathComponent("no-recording").path,
+            ])
+            do {
+                try await BenchDriver.run(env)
+                XCTFail("\(bench): a bundle without g2p/ read text")
+            } catch {
+                XCTAssertEqual(
+                    "\(error)",
+                    "\(bare.standardizedFileURL.path) has no g2p/ folder (Kokoro's G2P data, to read text): re-export it with "
+                        + "`voxport export kokoro --overwrite`, or speak phonemes", bench)
+            }
+        }
+    }
 }

@@ -50,7 +50,8 @@ public struct KokoroTextChunker: Sendable {
         return try MisakiEnglish(folder: g2p)
     }
 
-    static func missingG2P(_ bundle: URL) -> VoxportError {
+    /// The one line a bundle without `g2p/` gets when asked to read text.
+    public static func missingG2P(_ bundle: URL) -> VoxportError {
         VoxportError(
             .user, "\(bundle.path) has no \(KokoroSpeaker.g2pFolder)/ folder (Kokoro's G2P data, to read text): re-export it "
                 + "with `voxport export kokoro --overwrite`, or speak phonemes")
