@@ -41,7 +41,7 @@ def _bench(model, *env, extra=()):
 @pytest.mark.parametrize(
     ("model", "bench", "valid"),
     [
-        ("kokoro", "kokoro.sing", ["kokoro.speak"]),
+        ("kokoro", "kokoro.sing", ["kokoro.speak", "kokoro.text"]),
         (
             "chatterbox",
             "kokoro.speak",  # a bench of another model

@@ -42,8 +42,9 @@ VARIABLES = (
 RUNNERS = ("coreai", "worker", "replay")
 UNITS = ("cpu-only", "cpu", "gpu", "ane")
 RESULT, AUDIO = "result.json", "audio.wav"
-# What a text bench (`chatterbox.text`, `audio8.text`) writes beside its result: the JSON
-# `voxport tokenize MODEL TEXT` prints, made on the device.
+# What a text bench (`chatterbox.text`, `audio8.text`, `kokoro.text`) writes beside its result:
+# the JSON `voxport tokenize MODEL TEXT` (Kokoro: `voxport phonemize kokoro TEXT`) prints, made
+# on the device.
 TEXT = "text.json"
 
 

@@ -7,4 +7,4 @@ folder of ``conversion/``); its port is ``port.py``'s ``PORT``, its verbs ``cli.
 
 MODEL_NAME = "kokoro"
 # VoxportKit's on-device benches (voxport-bench's VP_BENCH) that run this model.
-DEVICE_BENCHES = ("kokoro.speak",)
+DEVICE_BENCHES = ("kokoro.speak", "kokoro.text")

@@ -74,7 +74,7 @@ public enum BenchCatalog {
             KokoroSpeakBench.self,
             ChatterboxT3Bench.self, ChatterboxEstimatorBench.self, ChatterboxVocoderBench.self, ChatterboxSpeakBench.self,
             Audio8SpeakBench.self, Audio8FrameBench.self, Audio8CodecBench.self,
-            ChatterboxTextBench.self, Audio8TextBench.self,
+            ChatterboxTextBench.self, Audio8TextBench.self, KokoroTextBench.self,
             CoreCallsBench.self,
         ]
     }

@@ -3,8 +3,9 @@ import VoxportCore
 import VoxportHost
 import VoxportText
 
-/// `VP_TEXT` as every Chatterbox and Audio8 bench reads it: through the model's own front end
-/// and the bundle's tokenizer.json. Bad text fails with the front end's (Python's) wording.
+/// `VP_TEXT` as every bench reads it: through the model's own front end (Chatterbox and Audio8:
+/// the bundle's tokenizer.json; Kokoro: misaki over the bundle's `g2p/`). Bad text fails with
+/// the front end's (Python's) wording.
 enum BenchText {
     /// Chatterbox's chunk budget in ids: `config.text_budget`, from the manifest.
     static func chatterboxBudget(_ manifest: Manifest) throws -> Int {
@@ -39,19 +40,28 @@ enum BenchText {
             _ = try frontEnd { try front.chunks(text, budget: budget) }
         case "audio8_tts":
             _ = try frontEnd { try Audio8Text.templateParts(text: text) }
+        case "kokoro":
+            // The paragraphs alone (no G2P load here): empty or blank text is refused now;
+            // text with no pronounceable word is refused when the bench loads, before a call.
+            if KokoroParagraphs.split(text).isEmpty {
+                throw VoxportError(.user, "nothing to say: the text is empty; give some words to speak")
+            }
+            if !FileManager.default.fileExists(atPath: bundle.url.appendingPathComponent(KokoroSpeaker.g2pFolder).path) {
+                throw KokoroTextChunker.missingG2P(bundle.url)
+            }
         default:
             break
         }
     }
 
     /// A text bench reads `VP_TEXT` only: what it writes is the ids, for no voice.
-    static func checkTextBench(_ env: BenchEnvironment, bench: String, model: String) throws {
+    static func checkTextBench(_ env: BenchEnvironment, bench: String, model: String, verb: String = "tokenize") throws {
         guard env.text != nil else {
             throw VoxportError(.user, "\(bench) needs VP_TEXT: the text to run through the bundle's front end")
         }
         if env.voice != nil {
             throw VoxportError(
-                .user, "\(bench) writes what `voxport tokenize \(model) TEXT` prints, which has no voice: unset VP_VOICE")
+                .user, "\(bench) writes what `voxport \(verb) \(model) TEXT` prints, which has no voice: unset VP_VOICE")
         }
     }
 

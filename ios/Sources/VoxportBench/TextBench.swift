@@ -96,3 +96,48 @@ public final class Audio8TextBench: BenchCase {
             extra: ["front_end_ms": ms, "chunks": Double(chunks.count), "ids": Double(chunks.reduce(0) { $0 + $1.ids.count })])
     }
 }
+
+/// `kokoro.text`: `VP_TEXT` through Kokoro's front end only (the text's paragraphs, misaki's G2P
+/// over the bundle's `g2p/` data with no fallback, the chunker's split at 510 ids): no graph, no
+/// runner. Writes `text.json`, what `voxport phonemize kokoro TEXT` prints (for text whose words
+/// misaki's lexicon holds: Python asks espeak-ng for the others); each pass times the front end
+/// (`front_end_ms`).
+public final class KokoroTextBench: BenchCase {
+    public static let name = "kokoro.text"
+    public static let model = "kokoro"
+    public static let graphs: [String]? = []
+    public static let readsOnly: [String]? = [KokoroVocab.fileName]
+    let chunker: KokoroTextChunker
+    let text: String
+
+    public static func checkInputs(_ env: BenchEnvironment) throws {
+        try BenchText.checkTextBench(env, bench: name, model: model, verb: "phonemize")
+    }
+
+    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+        text = env.text!  // checkInputs
+        chunker = try KokoroTextChunker.load(bundle, fallback: nil)
+        let (chunks, warnings) = try chunker.chunks(text)
+        for w in warnings { FileHandle.standardError.write(Data("voxport: warning: \(w)\n".utf8)) }
+        try BenchText.write(Self.document(chunks, maxIDs: chunker.maxIDs), to: env.out)
+    }
+
+    /// `cli.py phonemize`'s JSON.
+    static func document(_ chunks: [KokoroChunk], maxIDs: Int) -> [String: Any] {
+        [
+            "model": model, "max_ids": maxIDs,
+            "chunks": chunks.map {
+                ["text": $0.text, "phonemes": $0.phonemes, "ids": $0.ids.map(Int.init), "n_phonemes": $0.nPhonemes] as [String: Any]
+            },
+        ]
+    }
+
+    public func pass(_ index: Int) async throws -> BenchPass {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let chunks = try chunker.chunks(text).chunks
+        let ms = BenchText.milliseconds(since: t0)
+        return BenchPass(
+            audioSeconds: 0,
+            extra: ["front_end_ms": ms, "chunks": Double(chunks.count), "ids": Double(chunks.reduce(0) { $0 + $1.ids.count })])
+    }
+}

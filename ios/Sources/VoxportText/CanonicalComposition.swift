@@ -18,28 +18,32 @@ enum CanonicalComposition {
         var compositions: [UInt64: UInt32] = [:]
     }
 
-    static let tables: Tables = {
+    static let tables = makeTables(UnicodeVersions.normalization)
+    /// Python's `unicodedata.normalize("NFC")` (Kokoro's text clean-up) holds newer data.
+    static let pythonTables = makeTables(UnicodeVersions.python)
+
+    static func makeTables(_ version: (major: Int, minor: Int)) -> Tables {
         var t = Tables()
         let flat = CanonicalDecompositions.table
         for k in stride(from: 0, to: flat.count, by: 3) {
             let c = flat[k], a = flat[k + 1], b = flat[k + 2]
-            guard let u = Unicode.Scalar(c), UnicodeVersions.assigned(u, by: UnicodeVersions.normalization) else { continue }
+            guard let u = Unicode.Scalar(c), UnicodeVersions.assigned(u, by: version) else { continue }
             t.decompositions[c] = (a, b)
             if b != 0 && !u.properties.isFullCompositionExclusion {
                 t.compositions[UInt64(a) << 32 | UInt64(b)] = c
             }
         }
         return t
-    }()
+    }
 
     /// The combining class tokenizers sees: 0 for a scalar assigned after its Unicode version.
-    static func combiningClass(_ c: UInt32) -> UInt8 {
+    static func combiningClass(_ c: UInt32, _ version: (major: Int, minor: Int) = UnicodeVersions.normalization) -> UInt8 {
         if c < 0x300 { return 0 }
-        guard let u = Unicode.Scalar(c), UnicodeVersions.assigned(u, by: UnicodeVersions.normalization) else { return 0 }
+        guard let u = Unicode.Scalar(c), UnicodeVersions.assigned(u, by: version) else { return 0 }
         return u.properties.canonicalCombiningClass.rawValue
     }
 
-    static func decompose(_ c: UInt32, into out: inout [UInt32]) {
+    static func decompose(_ c: UInt32, into out: inout [UInt32], _ tables: Tables = Self.tables) {
         if c >= sBase && c < sBase + sCount {
             let i = c - sBase
             out.append(lBase + i / (vCount * tCount))
@@ -51,11 +55,11 @@ enum CanonicalComposition {
             out.append(c)
             return
         }
-        decompose(a, into: &out)
-        if b != 0 { decompose(b, into: &out) }
+        decompose(a, into: &out, tables)
+        if b != 0 { decompose(b, into: &out, tables) }
     }
 
-    static func compose(_ a: UInt32, _ b: UInt32) -> UInt32? {
+    static func compose(_ a: UInt32, _ b: UInt32, _ tables: Tables = Self.tables) -> UInt32? {
         if a >= lBase && a < lBase + lCount && b >= vBase && b < vBase + vCount {
             return sBase + ((a - lBase) * vCount + (b - vBase)) * tCount
         }
@@ -65,14 +69,17 @@ enum CanonicalComposition {
         return tables.compositions[UInt64(a) << 32 | UInt64(b)]
     }
 
-    static func nfc(_ s: [UInt32]) -> [UInt32] {
+    /// `python`: Python's unicodedata (Unicode 14.0) rather than tokenizers' 9.0.
+    static func nfc(_ s: [UInt32], python: Bool = false) -> [UInt32] {
+        let version = python ? UnicodeVersions.python : UnicodeVersions.normalization
+        let tables = python ? Self.pythonTables : Self.tables
         // Below U+0300 nothing decomposes, reorders or composes (every mark lies above).
         if s.allSatisfy({ $0 < 0x300 }) { return s }
         var d: [UInt32] = []
         d.reserveCapacity(s.count + 8)
-        for c in s { decompose(c, into: &d) }
+        for c in s { decompose(c, into: &d, tables) }
         // Canonical ordering: each run of marks stably sorted by combining class.
-        var classes = d.map(combiningClass)
+        var classes = d.map { combiningClass($0, version) }
         var i = 0
         while i < d.count {
             guard classes[i] != 0 else { i += 1; continue }
@@ -93,7 +100,7 @@ enum CanonicalComposition {
         var lastClass: Int = classes[0] == 0 ? 0 : 256
         for k in 1..<d.count {
             let c = d[k], cc = Int(classes[k])
-            if lastClass < cc || lastClass == 0, let composite = compose(out[starter], c) {
+            if lastClass < cc || lastClass == 0, let composite = compose(out[starter], c, tables) {
                 out[starter] = composite
                 continue
             }

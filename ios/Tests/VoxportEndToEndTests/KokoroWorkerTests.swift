@@ -6,11 +6,12 @@ import VoxportBench
 import VoxportCore
 import VoxportHost
 import VoxportRunner
+import VoxportText
 
 /// The whole Swift Kokoro host through the real Core AI runtime (WorkerRunner -> `voxport serve`)
 /// on the reduced real-weight bundle, against the Python pipeline on the same bundle and draws
 /// (`kokoro_case.py make`): KokoroSpeaker (`BundleSpeaker.open` over the worker) speaks the
-/// phonemes Python's G2P gave for the text (Swift has no G2P yet) and its chunks are Python's,
+/// phonemes Python's G2P gave for the text and its chunks are Python's,
 /// the waveform within 1e-4 of the Python one's peak, every sample
 /// compared (the edges are where a replicate-for-reflect STFT pad shows), and the same Whisper
 /// WER through `gates.asr` (a replicate pad in the source STFT instead of reflect moved the
@@ -24,6 +25,7 @@ final class KokoroWorkerTests: XCTestCase {
 
     struct Case: Decodable {
         struct Chunk: Decodable {
+            let text: String
             let phonemes: String
             let ids: [Int32]
             let seed: Int
@@ -35,6 +37,21 @@ final class KokoroWorkerTests: XCTestCase {
         let samples: Int
         let transcript: String
         let wer: Double
+        let words: [Word]
+    }
+
+    /// `[text, start, end]`, as `voxport speak --timings` writes a word.
+    struct Word: Decodable {
+        let text: String
+        let start: Double
+        let end: Double
+
+        init(from decoder: any Decoder) throws {
+            var c = try decoder.unkeyedContainer()
+            text = try c.decode(String.self)
+            start = try c.decode(Double.self)
+            end = try c.decode(Double.self)
+        }
     }
 
     struct Draws: SourceNoise {
@@ -111,7 +128,7 @@ final class KokoroWorkerTests: XCTestCase {
 
     /// What the Swift host says over `runner` for the case's text: `BundleSpeaker.open` gives
     /// the KokoroSpeaker, which speaks the phonemes `voxport phonemize kokoro` gave for it
-    /// (Kokoro's G2P is Python's alone yet) with Python's draws, -π phases folded; every graph
+    /// (`speak(phonemes:)`) with Python's draws, -π phases folded; every graph
     /// call recorded.
     static func hostSpeech(_ runner: GraphRunner) async throws -> (audio: [Float], chunks: [SpeechChunk], steps: [ReplayRunner.Step]) {
         let (dir, early) = try Self.early()
@@ -126,7 +143,7 @@ final class KokoroWorkerTests: XCTestCase {
         options.seed = early.chunks[0].seed  // chunk i draws with seed + i, as Python's did
         options.foldNegativePi = true
         let voice = try speaker.voices.voice(KokoroWorkerTests.voice)
-        let chunks = try await SpeakerParity.collect(try speaker.speak(Self.phonemes(early), voice: voice, options: options))
+        let chunks = try await SpeakerParity.collect(try speaker.speak(phonemes: Self.phonemes(early), voice: voice, options: options))
         return (chunks.flatMap(\.samples), chunks, recorder.steps)
     }
 
@@ -179,6 +196,48 @@ final class KokoroWorkerTests: XCTestCase {
         try WavWriter.writeFloat32(swift, sampleRate: KokoroAudio.sampleRate, to: wav)
         let asr = try JSONSerialization.jsonObject(with: Data(try Self.python(["wer", wav.path]).utf8)) as! [String: Any]
         XCTAssertEqual(asr["wer"] as? Double, kase.wer, "Swift transcript \(asr["transcript"] ?? "") vs Python \(kase.transcript)")
+    }
+
+    /// KokoroSpeaker from TEXT (misaki in Swift over the case's `g2p/`, no fallback: the text's
+    /// words are all in the lexicon) through the worker: Python's chunk texts, the very audio
+    /// the phoneme path gives for Python's phonemes (same worker, same draws), and each word's
+    /// time, placed after the chunks and pauses before it, Python's `utterance_words` (what
+    /// `voxport speak kokoro --timings` writes).
+    func testKokoroSpeakerFromTextSaysThePhonemePathsAudioWithPythonsWordTimes() async throws {
+        let (dir, early) = try Self.early()
+        let phonemePath = try await Self.workerSpeech()
+        let bundle = try ModelBundle.open(URL(fileURLWithPath: early.bundle), verify: false)
+        let files = try KokoroBundleFiles.load(bundle)
+        let speaker = try KokoroSpeaker(
+            runner: try await Self.worker(early.bundle), vocab: files.vocab, voices: files.voices, source: files.source,
+            english: try MisakiEnglish(folder: dir.appendingPathComponent("g2p")), fallback: nil)
+        var draws: [Int: SourceDraws] = [:]
+        for c in early.chunks { draws[c.seed] = try Self.draws(dir, seed: c.seed) }
+        var options = speaker.makeOptions()
+        options.noise = Draws(bySeed: draws)
+        options.seed = early.chunks[0].seed
+        options.foldNegativePi = true
+        let (_, kase) = try Self.pythonCase()
+        XCTAssertEqual(try speaker.chunks(kase.text).warnings, [], "every word in misaki's lexicon")
+        XCTAssertGreaterThan(kase.chunks.count, 1, "the words of a later chunk are placed after a pause")
+        let chunks = try await SpeakerParity.collect(
+            try speaker.speak(kase.text, voice: try speaker.voices.voice(KokoroWorkerTests.voice), options: options))
+        XCTAssertEqual(chunks.map(\.text), kase.chunks.map(\.text), "one chunk per Python chunk, its text")
+        XCTAssertEqual(chunks.flatMap(\.samples), phonemePath.audio, "the phoneme path's audio, sample for sample")
+        var at = 0
+        var said: [WordTiming] = []
+        for chunk in chunks {
+            let offset = Double(at) / Double(chunk.sampleRate)
+            said += try XCTUnwrap(chunk.words).map { WordTiming(word: $0.word, start: $0.start + offset, end: $0.end + offset) }
+            at += chunk.samples.count
+        }
+        let words = kase.words
+        XCTAssertEqual(said.map(\.word), words.map(\.text))
+        XCTAssertGreaterThan(words.last?.start ?? 0, Double(chunks[0].samples.count) / 24_000, "a word after the first chunk")
+        for (s, p) in zip(said, words) {
+            XCTAssertEqual(s.start, p.start, accuracy: 1e-9, s.word)
+            XCTAssertEqual(s.end, p.end, accuracy: 1e-9, s.word)
+        }
     }
 
     /// `voxport-bench`'s library end to end on the real bundle: kokoro.speak writes result.json

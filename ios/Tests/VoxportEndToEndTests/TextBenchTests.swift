@@ -104,10 +104,13 @@ final class TextBenchTests: XCTestCase {
             XCTAssertTrue(both.hasPrefix("VP_TEXT and VP_TOKENS are both set: give one"), both)
             XCTAssertFalse(both.contains("\n"), both)
         }
-        let kokoro = error(["VP_BENCH": "kokoro.speak", "VP_BUNDLE": "/b", "VP_TEXT": "Hello there."])
-        XCTAssertTrue(kokoro.contains("VP_PHONEMES") && kokoro.contains(#"`voxport phonemize kokoro "TEXT"`"#), kokoro)
-        XCTAssertFalse(kokoro.contains("\n"), kokoro)
+        // kokoro.speak takes the text or its phonemes, not both.
+        let kokoro = error(["VP_BENCH": "kokoro.speak", "VP_BUNDLE": "/b", "VP_TEXT": "Hello there.", "VP_PHONEMES": "hˈI"])
+        XCTAssertEqual(kokoro, "VP_TEXT and VP_PHONEMES are both set: give one (the text, or its phonemes)")
+        XCTAssertEqual(error(["VP_BENCH": "kokoro.speak", "VP_BUNDLE": "/b", "VP_TEXT": "Hello there."]), "(no error)")
         XCTAssertEqual(error(["VP_BENCH": "kokoro.speak", "VP_BUNDLE": "/b", "VP_PHONEMES": "hˈI"]), "(no error)")
+        let kokoroText = error(["VP_BENCH": "kokoro.text", "VP_BUNDLE": "/b", "VP_TEXT": "Hi.", "VP_VOICE": "af"])
+        XCTAssertTrue(kokoroText.contains("`voxport phonemize kokoro TEXT`"), kokoroText)
         let noText = error(["VP_BENCH": "audio8.text", "VP_BUNDLE": "/b"])
         XCTAssertTrue(noText.hasPrefix("audio8.text needs VP_TEXT"), noText)
         XCTAssertTrue(error(["VP_BENCH": "chatterbox.text", "VP_BUNDLE": "/b", "VP_TOKENS": "1"]).hasPrefix("chatterbox.text needs VP_TEXT"))

@@ -7,8 +7,12 @@
 exported there first when missing or stale, as `voxport speak` would), speaks SENTENCE through
 the Python pipeline (KokoroPipeline) and writes into OUT:
 
-    case.json       bundle, text, voice, each chunk's phonemes / ids / seed, the Python audio's
-                    length, transcript and WER
+    g2p/            misaki's data folders (tokenizer/, tagger/, lexicon/) as the three writers
+                    lay them out, what the Swift KokoroSpeaker reads text with (written first)
+    case.json       bundle, text, voice, each chunk's text / phonemes / ids / seed, the Python
+                    audio's length, transcript and WER, and `words`: each word's [text, start,
+                    end] in seconds as `voxport speak kokoro --timings` writes them
+                    (`pipeline.utterance_words` over the chunks' durations and tokens)
     noise{i}.npz    chunk i's source draws (rand_ini, sine_noise), written first (then one JSON
                     line on stdout: bundle and chunks): the Swift host takes them as its
                     SourceNoise, so both hosts feed the vocoder the same noise
@@ -23,6 +27,7 @@ same ASR the gates use.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -33,12 +38,13 @@ import soundfile as sf
 
 from conversion.core.threads import pin_torch_threads
 from conversion.kokoro import host, source
-from conversion.kokoro.pipeline import KokoroPipeline
+from conversion.kokoro.pipeline import ChunkResult, KokoroPipeline, utterance_words
 from conversion.kokoro.port import PORT
 from gates import asr
 
 REPO = Path(__file__).resolve().parents[3]
-SENTENCE = "Hello there."
+# Two chunks, so a word timing is also placed after a chunk and the pause between.
+SENTENCE = "Hello there. Hi!"
 VOICE = "jf_alpha"
 
 
@@ -71,9 +77,25 @@ def draw_first(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) ->
         np.savez(out / f"noise{i}.npz", rand_ini=d["rand_ini"], sine_noise=d["sine_noise"])
 
 
-def speak_chunks(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) -> np.ndarray:
-    """The chunks through the pipeline, chunk i with seed i; its draws must be the saved ones."""
-    audios = []
+def write_g2p(dest: Path) -> None:
+    """misaki's data, as `MisakiEnglish(folder:)` reads it, from the pipeline misaki runs."""
+    from conversion.kokoro.lexicon.writer import write_lexicon
+    from conversion.kokoro.tagger.writer import write_tagger
+    from conversion.kokoro.text.g2p import english_g2p
+    from conversion.kokoro.tokenizer.writer import write_tokenizer
+
+    nlp = english_g2p().nlp
+    write_tokenizer(dest / "tokenizer", nlp)
+    write_tagger(dest / "tagger", nlp)
+    write_lexicon(dest / "lexicon")
+
+
+def speak_chunks(
+    kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path
+) -> tuple[np.ndarray, list[ChunkResult]]:
+    """The chunks through the pipeline, chunk i with seed i; its draws must be the saved ones.
+    Also each chunk's result with its tokens (what its words are timed over)."""
+    audios, results = [], []
     for i, chunk in enumerate(chunks):
         ref_s = host.ref_s_for(pack, chunk.n_phonemes)
         draws: dict = {}
@@ -85,22 +107,28 @@ def speak_chunks(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) 
 
         host.draw_source_noise = recording
         try:
-            audios.append(kb.synthesize_ids(chunk.ids, ref_s, seed=i).audio)
+            result = kb.synthesize_ids(chunk.ids, ref_s, seed=i)
+            results.append(dataclasses.replace(result, tokens=chunk.tokens))
+            audios.append(result.audio)
         finally:
             host.draw_source_noise = saved
         with np.load(out / f"noise{i}.npz") as saved_draws:
             for name in ("rand_ini", "sine_noise"):
                 if not np.array_equal(saved_draws[name], draws[name]):
                     raise SystemExit(f"chunk {i}: the pipeline drew other {name} than draw_first")
-    return host.join_audio(audios).astype("<f4")
+    return host.join_audio(audios).astype("<f4"), results
 
 
 def _chunks_json(chunks: list) -> list[dict]:
-    return [{"phonemes": c.phonemes, "ids": list(c.ids), "seed": i} for i, c in enumerate(chunks)]
+    return [
+        {"text": c.text, "phonemes": c.phonemes, "ids": list(c.ids), "seed": i}
+        for i, c in enumerate(chunks)
+    ]
 
 
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    write_g2p(out / "g2p")
     bundle = bundle_path()
     with KokoroPipeline(bundle) as kb:
         chunks = kb.chunks(SENTENCE)
@@ -111,7 +139,7 @@ def make(out: Path) -> None:
         print(json.dumps(early, ensure_ascii=False), file=OUT, flush=True)
         source.source_spectrum = folded_spectrum
         try:
-            folded = speak_chunks(kb, chunks, pack, out)
+            folded, results = speak_chunks(kb, chunks, pack, out)
         finally:
             source.source_spectrum = _SPECTRUM
     folded.tofile(out / "folded.f32")
@@ -124,6 +152,10 @@ def make(out: Path) -> None:
         "samples": int(folded.size),
         "transcript": transcript,
         "wer": asr.word_error_rate(SENTENCE, transcript),
+        "words": [
+            [w.text, w.start, w.end]
+            for w in utterance_words(results, host.pause().size, host.SAMPLE_RATE)
+        ],
     }
     (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
 

@@ -55,7 +55,7 @@ final class KokoroSpeakerTests: XCTestCase {
         let (want, _) = try await pipeline.speak(rec.fx.phonemes, voice: rec.voice, speed: rec.fx.speed, noise: RecordedNoise(draws: rec.noise))
 
         let runner = try rec.runner()
-        let chunks = try await SpeakerStreams.collect(try rec.speaker(runner).speak(rec.fx.phonemes, voice: rec.voice, options: rec.options()))
+        let chunks = try await SpeakerStreams.collect(try rec.speaker(runner).speak(phonemes: rec.fx.phonemes, voice: rec.voice, options: rec.options()))
         XCTAssertEqual(chunks.map(\.text), rec.fx.chunks.map(\.phonemes), "one chunk per phoneme chunk, in order")
         XCTAssertEqual(chunks.map(\.piece), [0, 1])
         XCTAssertEqual(chunks.map(\.pieceCount), [2, 2])
@@ -73,7 +73,7 @@ final class KokoroSpeakerTests: XCTestCase {
         let first = rec.fx.chunks[0].calls.count
         let runner = GatedRunner(wrapping: try rec.runner(), holdAt: first)
         let got = try await SpeakerStreams.firstThenCancel(
-            try rec.speaker(runner).speak(rec.fx.phonemes, voice: rec.voice, options: rec.options()))
+            try rec.speaker(runner).speak(phonemes: rec.fx.phonemes, voice: rec.voice, options: rec.options()))
         try await SpeakerStreams.settle(runner)
         XCTAssertEqual(got.map(\.piece), [0])
         // The consumer may cancel before the Speaker reaches the held call or while it waits there:
@@ -87,15 +87,15 @@ final class KokoroSpeakerTests: XCTestCase {
         let runner = try rec.runner()
         let speaker = try rec.speaker(runner)
         for bad in ["", "   "] {
-            XCTAssertThrowsError(try speaker.speak(bad, voice: rec.voice, options: rec.options())) { e in
+            XCTAssertThrowsError(try speaker.speak(phonemes: bad, voice: rec.voice, options: rec.options())) { e in
                 XCTAssertEqual("\(e)", "the phoneme string is empty: give phonemes to speak")
             }
         }
-        XCTAssertThrowsError(try speaker.speak(".,", voice: rec.voice, options: rec.options())) { e in
+        XCTAssertThrowsError(try speaker.speak(phonemes: ".,", voice: rec.voice, options: rec.options())) { e in
             XCTAssertTrue("\(e)".contains("nothing to say"), "\(e)")
         }
         // No voice given and the bundle lacks the default one: named, not a crash.
-        XCTAssertThrowsError(try speaker.speak(rec.fx.phonemes)) { e in
+        XCTAssertThrowsError(try speaker.speak(phonemes: rec.fx.phonemes, voice: nil, options: rec.options())) { e in
             XCTAssertTrue("\(e)".contains("jf_alpha"), "\(e)")
         }
         XCTAssertTrue(runner.calls.isEmpty)

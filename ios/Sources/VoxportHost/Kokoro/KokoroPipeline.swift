@@ -9,6 +9,11 @@ public struct KokoroChunkResult: Sendable {
     /// Milliseconds in the host steps (ids to graph inputs, alignment, source, trim).
     public let hostMilliseconds: Double
     public let graphMilliseconds: Double
+    /// The chunk's G2P tokens (`KokoroChunk.tokens`): what its words are timed over.
+    public var tokens: [KokoroWordToken] = []
+
+    /// Each word's time in this chunk's audio (the publisher's rule, `KokoroWordTimings`).
+    public var words: [WordTiming] { KokoroWordTimings.words(tokens, predDur: predDur) }
 }
 
 /// Text-to-speech over a Kokoro bundle from phonemes, the Python host's steps in its order
@@ -33,6 +38,10 @@ public final class KokoroPipeline {
     /// for parity runs against a host that folds the same way; off by default.
     public var foldNegativePi = false
     public var onWarning: (String) -> Void = { FileHandle.standardError.write(Data(("warning: " + $0 + "\n").utf8)) }
+    /// Splits a chunk from text again when its frames overflow (Python's `_speak_chunk` runs
+    /// `text_to_chunks(chunk.text)` at the smaller limit); nil, or a chunk without text: its
+    /// phonemes are split.
+    public var textChunker: KokoroTextChunker?
 
     public init(runner: GraphRunner, vocab: KokoroVocab, source: HarmonicSource) throws {
         var tables: [String: BucketTable] = [:]
@@ -50,8 +59,12 @@ public final class KokoroPipeline {
 
     /// The chunks of `phonemes` that fit this bundle's largest token bucket.
     public func chunks(_ phonemes: String) throws -> [KokoroChunk] {
-        try chunks(phonemes, maxIDs: min(tables["predictor"]!.limits["T"]!, Self.maxIDs))
+        try chunks(phonemes, maxIDs: maxChunkIDs)
     }
+
+    /// The most ids (pads included) one chunk may hold here: the largest token bucket, at most
+    /// the publisher's limit.
+    public var maxChunkIDs: Int { min(tables["predictor"]!.limits["T"]!, Self.maxIDs) }
 
     func chunks(_ phonemes: String, maxIDs: Int) throws -> [KokoroChunk] {
         guard !phonemes.unicodeScalars.allSatisfy(\.properties.isWhitespace) else {
@@ -175,9 +188,19 @@ public final class KokoroPipeline {
     {
         let refS = try voice.row(nPhonemes: chunk.nPhonemes)
         do {
-            return [try await synthesize(ids: chunk.ids, refS: refS, speed: speed, noise: noise, seed: seed)]
+            var result = try await synthesize(ids: chunk.ids, refS: refS, speed: speed, noise: noise, seed: seed)
+            result.tokens = chunk.tokens
+            return [result]
         } catch let e as VoxportError where e.kind == .bucketOverflow {
-            let parts = try chunks(chunk.phonemes, maxIDs: max(3, chunk.ids.count / 2))
+            let limit = max(3, chunk.ids.count / 2)
+            let parts: [KokoroChunk]
+            if let textChunker, !chunk.text.isEmpty {
+                let (split, warnings) = try textChunker.limited(to: limit).chunks(chunk.text)
+                warnings.forEach(onWarning)
+                parts = split
+            } else {
+                parts = try chunks(chunk.phonemes, maxIDs: limit)
+            }
             if parts.count < 2 { throw e }
             var out: [KokoroChunkResult] = []
             for (j, part) in parts.enumerated() {

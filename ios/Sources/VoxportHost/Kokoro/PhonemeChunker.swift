@@ -1,13 +1,19 @@
 import VoxportCore
 
-/// One utterance: its phoneme string (what the voice row counts) and its ids with pads.
+/// One utterance: its phoneme string (what the voice row counts) and its ids with pads; from
+/// text (`KokoroTextChunker`), also the text it says and the G2P tokens its phonemes come from
+/// (what its words are timed over: none for a chunk made from phonemes or cut out of one word).
 public struct KokoroChunk: Equatable, Sendable {
     public let phonemes: String
     public let ids: [Int32]
+    public let text: String
+    public let tokens: [KokoroWordToken]
 
-    public init(phonemes: String, ids: [Int32]) {
+    public init(phonemes: String, ids: [Int32], text: String = "", tokens: [KokoroWordToken] = []) {
         self.phonemes = phonemes
         self.ids = ids
+        self.text = text
+        self.tokens = tokens
     }
 
     /// `len(phonemes)` in code points: the voice row is `pack[nPhonemes - 1]`.

@@ -6,14 +6,16 @@ public struct SpeechChunk: Sendable, Equatable {
     public let samples: [Float]
     public let sampleRate: Int
     /// The text piece this audio belongs to, as the model's front end spoke it (Chatterbox:
-    /// after punc_norm; Audio8: whitespace collapsed; Kokoro: the chunk's phonemes). Several
+    /// after punc_norm; Audio8: whitespace collapsed; Kokoro: the chunk's text, or its phonemes
+    /// when it was spoken from phonemes). Several
     /// chunks carry the same piece where a model streams inside one (Audio8's codec windows).
     public let text: String
     /// Which piece (0-based) of `pieceCount`: what Python's `on_progress(done, total, what)` counts.
     public let piece: Int
     public let pieceCount: Int
-    /// When each word is said, where the model gives it; nil for all three models today (none of
-    /// them has an aligner on the host yet), so an app can tell "none" from "no words".
+    /// When each word is said, where the model gives it (Kokoro from text: the publisher's rule
+    /// over the predicted durations); nil where it does not (Chatterbox, Audio8, Kokoro from
+    /// phonemes), so an app can tell "none" from "no words".
     public let words: [WordTiming]?
 
     public init(samples: [Float], sampleRate: Int, text: String, piece: Int, pieceCount: Int, words: [WordTiming]? = nil) {

@@ -31,8 +31,7 @@ public enum SpeakableBundles {
         }
     }
 
-    /// What the text field takes for `model`: Kokoro reads phonemes until its G2P runs in Swift.
-    public static func inputHint(model: String) -> String {
-        model == "kokoro" ? "phonemes, as `voxport phonemize kokoro \"TEXT\"` prints them" : "text"
-    }
+    /// What the text field takes for `model`: every model reads text (Kokoro through its G2P in
+    /// Swift, `KokoroTextChunker`).
+    public static func inputHint(model: String) -> String { "text" }
 }
