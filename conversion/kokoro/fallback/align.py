@@ -56,7 +56,7 @@ def _shapes(words: list[tuple[str, list[str]]]) -> tuple[list[_Shape], dict[str,
             word, bare = words[r]
             letters += [ord(c) - 97 for c in word]
             one += [ids.setdefault(x, len(ids)) for x in bare] or [0]
-            pairs = [a + b for a, b in zip(bare, bare[1:])]
+            pairs = [a + b for a, b in zip(bare, bare[1:], strict=False)]
             two += [ids.setdefault(x, len(ids)) for x in pairs] or [0]
         shapes.append(_Shape(n, m, rows, letters, one, two))
     return shapes, ids
@@ -117,7 +117,7 @@ def _viterbi(s: _Shape, score: np.ndarray) -> np.ndarray:
 
 def _recount(shapes: list[_Shape], takes: list[np.ndarray], size: int) -> np.ndarray:
     counts = np.zeros((LETTERS, size), np.int64)
-    for s, t in zip(shapes, takes):
+    for s, t in zip(shapes, takes, strict=True):
         j = np.zeros(len(s.rows), np.int64)
         for i in range(s.n):
             k = t[:, i].astype(np.int64)
@@ -143,7 +143,7 @@ def align(pairs: list[tuple[str, str]], rounds: int = ROUNDS) -> list[tuple[str,
         takes = [_viterbi(s, score) for s in shapes]
         counts = _recount(shapes, takes, len(ids))
     chunks: list[Chunks] = [()] * len(words)
-    for s, t in zip(shapes, takes):
+    for s, t in zip(shapes, takes, strict=True):
         for k, r in enumerate(s.rows):
             syms, j, out = full[fits[r]][1], 0, []
             for step in t[k].tolist():

@@ -5,9 +5,9 @@ the aligned chunk one vote. A window is kept only where its majority chunk diffe
 narrower windows already predict (so the table holds exceptions, not repeats), and, wider than
 one letter, only where ``MIN_COUNT`` or more training letters share it. ``MIN_COUNT = 1`` (keep
 windows seen once) read 57.9 % of a development tenth of the training words right against 53.2 %
-with 2, for a file 2.5 times as large (1.3 MB): the accuracy was worth it. A tied majority keeps the narrower prediction when it is among the tied, else takes the
-smallest chunk in code-point order. Integer counts and sorting only: every run gives the same
-table.
+with 2, for a file 2.5 times as large (1.3 MB): the accuracy was worth it. A tied majority
+keeps the narrower prediction when it is among the tied, else takes the smallest chunk in
+code-point order. Integer counts and sorting only: every run gives the same table.
 """
 
 from __future__ import annotations
