@@ -22,7 +22,7 @@ from conversion.kokoro.text.g2p import english_g2p
 
 # What models/kokoro/README.md ("Out-of-vocabulary fallback") states for the held-out words.
 CARD_ACCURACY = 0.589
-CARD_PER = 0.0913
+CARD_PER = 0.09125
 
 
 def test_retraining_reproduces_the_committed_rules_byte_for_byte():
