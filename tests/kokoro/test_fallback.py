@@ -123,3 +123,19 @@ def test_a_bad_fallback_is_refused_by_argparse(capsys):
     with pytest.raises(SystemExit) as e:
         main(["phonemize", "kokoro", "--fallback", "festival", "Hi."])
     assert e.value.code == 2 and "--fallback" in capsys.readouterr().err
+
+
+def test_the_gates_two_sides_read_unknown_words_by_the_selected_fallback():
+    from conversion.kokoro import host
+    from conversion.kokoro.gate.cases import publisher_phonemes, publisher_pipeline
+    from conversion.kokoro.text.g2p import fallback_choice
+
+    text = "The zorblaxian glimmed."
+    rules_word = letter_rules().word("zorblaxian").replace("ɾ", "T")
+    with fallback_choice("rules"):
+        assert publisher_pipeline().g2p.fallback is letter_rules()
+        theirs = publisher_phonemes(text)
+        assert theirs == host.text_to_chunks(text)[0].phonemes and rules_word in theirs
+    assert publisher_pipeline().g2p.fallback is not letter_rules()
+    theirs = publisher_phonemes(text)
+    assert theirs == host.text_to_chunks(text)[0].phonemes and rules_word not in theirs
