@@ -18,6 +18,7 @@ from conversion.core.errors import UserError
 
 from . import host, weights
 from .port import PORT
+from .text.g2p import DEFAULT_FALLBACK, FALLBACKS, fallback_choice
 
 if TYPE_CHECKING:
     from .pipeline import SpeakOptions
@@ -36,6 +37,14 @@ _NUMBER = re.compile(r"\d(?:[\d,\u200b-\u200d\u2060\ufeff]*\d)?")
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
+    if verb in ("speak", "phonemize", "gate"):
+        parser.add_argument(
+            "--fallback",
+            choices=FALLBACKS,  # a bad value: refused here, before anything loads
+            default=DEFAULT_FALLBACK,
+            help="how the G2P reads a word misaki's lexicon lacks: espeak (espeak-ng, the "
+            "publisher's) or rules (voxport's letter-to-sound rules, what the app ships)",
+        )
     if verb == "speak":
         parser.add_argument("--voice", default=DEFAULT_VOICE, help="a voice of the bundle")
         parser.add_argument(
@@ -109,12 +118,19 @@ def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
     `KokoroPort.options_for_weights`)."""
     from .pipeline import SpeakOptions
 
-    text_to_chunks(args.text)  # bad text fails before minutes of export
+    text_to_chunks(args.text, g2p=host.english_g2p(args.fallback))  # bad text: before export
     check_voice_files(args.voice)
-    return SpeakOptions(voice=args.voice, speed=args.speed, seed=args.seed)
+    return SpeakOptions(voice=args.voice, speed=args.speed, seed=args.seed, fallback=args.fallback)
 
 
 def gate(args: argparse.Namespace) -> int:
+    """`voxport gate kokoro`; with `--fallback rules` both voxport's G2P and the publisher's
+    `KPipeline` read unknown words by the letter rules (`fallback_choice`)."""
+    with fallback_choice(args.fallback):
+        return _gate(args)
+
+
+def _gate(args: argparse.Namespace) -> int:
     from .gate import run_gate
 
     mutants = None
@@ -188,7 +204,7 @@ def phonemize(args: argparse.Namespace) -> int:
         raise UserError(f"--max-ids must be between 3 and {host.MAX_IDS}, got {max_ids}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = text_to_chunks(args.text, max_ids=max_ids)
+        chunks = text_to_chunks(args.text, max_ids=max_ids, g2p=host.english_g2p(args.fallback))
     for w in caught:
         if issubclass(w.category, UserWarning):  # dropped symbols, unpronounced words
             print(f"voxport: warning: {w.message}", file=sys.stderr)

@@ -35,12 +35,14 @@ from .text.timings import shifted, word_timings
 @dataclass(frozen=True)
 class SpeakOptions:
     """What `voxport speak kokoro` asks of a speak: a voice (a name, a pack file, or a blend
-    `a:0.6,b:0.4`), the speaking rate, the draws' seed, and folders holding more voice packs."""
+    `a:0.6,b:0.4`), the speaking rate, the draws' seed, folders holding more voice packs, and
+    the G2P's out-of-vocabulary fallback (`g2p.FALLBACKS`; None: `g2p.selected_fallback()`)."""
 
     voice: str = "jf_alpha"
     speed: float = 1.0
     seed: int = 0
     voice_dirs: tuple[Path, ...] = ()
+    fallback: str | None = None
 
 
 @dataclass
@@ -208,10 +210,12 @@ class KokoroPipeline(LoadedPipeline):
             host_ms=total_ms - sum(ms.values()),
         )
 
-    def chunks(self, text: str) -> list[host.Chunk]:
-        """`text` split so every chunk fits this bundle's largest token bucket."""
+    def chunks(self, text: str, fallback: str | None = None) -> list[host.Chunk]:
+        """`text` split so every chunk fits this bundle's largest token bucket; words misaki's
+        lexicon lacks read by `fallback` (`g2p.FALLBACKS`; None: the selected one)."""
         max_ids = self.tables["predictor"].limits()["T"]
-        return host.text_to_chunks(text, max_ids=min(max_ids, host.MAX_IDS))
+        g2p = host.english_g2p(fallback)
+        return host.text_to_chunks(text, g2p=g2p, max_ids=min(max_ids, host.MAX_IDS))
 
     def speak(
         self,
@@ -233,7 +237,7 @@ class KokoroPipeline(LoadedPipeline):
         `on_audio` gets the joined waveform piece by piece in order, as soon as each chunk
         is ready (pauses included): the pieces end to end are the returned audio.
         """
-        chunks = self.chunks(text) if chunks is None else chunks
+        chunks = self.chunks(text, options.fallback) if chunks is None else chunks
         pack = host.load_voice(options.voice, extra_dirs=options.voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
         gap = host.pause()
@@ -243,7 +247,7 @@ class KokoroPipeline(LoadedPipeline):
         def work(kb: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
             i, chunk = item
             kb.between_utterances()  # stateless graphs: any chunk boundary is a restart point
-            return kb._speak_chunk(chunk, pack, options.speed, options.seed + i)
+            return kb._speak_chunk(chunk, pack, options.speed, options.seed + i, options.fallback)
 
         def deliver(i: int, parts: list[ChunkResult]) -> None:
             for part in parts:
@@ -268,6 +272,7 @@ class KokoroPipeline(LoadedPipeline):
         pack: np.ndarray,
         speed: float,
         seed: int,
+        fallback: str | None = None,
     ) -> list[ChunkResult]:
         """One chunk; when its frames outgrow every bucket (slow speech, a small table) it
         is split again at half its ids — frames are only known after the predictor."""
@@ -277,10 +282,11 @@ class KokoroPipeline(LoadedPipeline):
             return [dataclasses.replace(result, tokens=chunk.tokens)]
         except BucketOverflowError:
             limit = max(3, len(chunk.ids) // 2)
-            parts = host.text_to_chunks(chunk.text, max_ids=limit) if chunk.text else []
+            g2p = host.english_g2p(fallback)
+            parts = host.text_to_chunks(chunk.text, g2p=g2p, max_ids=limit) if chunk.text else []
             if len(parts) < 2:
                 raise
             out: list[ChunkResult] = []
             for j, part in enumerate(parts):
-                out += self._speak_chunk(part, pack, speed, seed + 1000 * (j + 1))
+                out += self._speak_chunk(part, pack, speed, seed + 1000 * (j + 1), fallback)
             return out

@@ -92,7 +92,7 @@ class NoRuntime(pipeline.KokoroPipeline):
         self.load_host()
         self.session = TimedSession(CountingSession())
 
-    def _speak_chunk(self, chunk, pack, speed, seed):
+    def _speak_chunk(self, chunk, pack, speed, seed, fallback=None):
         NoRuntime.threads.add(threading.current_thread().name)
         if seed == self.fail:
             raise RuntimeError(f"boom at seed {seed}")

