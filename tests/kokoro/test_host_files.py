@@ -198,20 +198,36 @@ def _check_g2p_folder(dest, digest: str) -> None:
         load_manifest(dest)
 
 
-def test_a_bundle_from_before_g2p_is_not_reused(tmp_path):
-    """A cached bundle exported before g2p/ (layout 3 in its key) is not current: the default
-    folder is re-exported, and a --bundle is refused in one line naming --overwrite."""
+def test_a_bundle_from_before_g2p_is_not_reused(tmp_path, monkeypatch, capsys):
+    """A cached bundle exported before g2p/ (layout 3 in its key, as bundles/kokoro-fp32-reduced
+    was) is not reused: the default folder is re-exported, saying why, and a --bundle one is
+    refused in one line naming --overwrite."""
     from conversion.kokoro.port import PORT
 
     class Fixed(type(PORT)):
+        exported: list = []
+
         def weights_sha256(self, folder):
             return "ab" * 32
 
+        def export_bundle(self, job):  # the key's stand-in bundle: no minutes of export
+            self.exported.append(job.dest)
+            with BundleWriter(job.dest, "kokoro", overwrite=True, key=job.key.to_json()):
+                pass
+            return job.dest
+
+    monkeypatch.chdir(tmp_path)
     fixed = Fixed()
     config = fixed.config("reduced")
     key = fixed.bundle_key(tmp_path, config, "fp32")
-    with BundleWriter(tmp_path / "old", "kokoro", key={**key.to_json(), "layout": 3}):
-        pass
-    assert not fixed.is_current(tmp_path / "old", key)
+    old = {**key.to_json(), "layout": 3}
+    default = fixed.bundle_path("reduced", "fp32")
+    for folder in (default, tmp_path / "mine"):
+        with BundleWriter(folder, "kokoro", key=old):
+            pass
+    assert not fixed.is_current(default, key)
+    assert fixed.ensure_bundle(tmp_path, config, "reduced", "fp32") == default
+    assert fixed.exported == [default] and fixed.is_current(default, key)
+    assert f"layout: 3 there, {PORT.layout} here): re-exporting" in capsys.readouterr().err
     with pytest.raises(UserError, match=rf"layout: 3 there, {PORT.layout} here.*--overwrite"):
-        fixed.check_reuse(tmp_path, config, "reduced", "fp32", tmp_path / "old", overwrite=False)
+        fixed.check_reuse(tmp_path, config, "reduced", "fp32", tmp_path / "mine", overwrite=False)
