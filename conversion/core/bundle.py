@@ -54,6 +54,11 @@ def content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
+def host_digest(path: Path) -> str:
+    """What `meta.files` records for a host entry: a file's sha256, a folder's content hash."""
+    return content_hash(path) if Path(path).is_dir() else file_sha256(path)
+
+
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -349,10 +354,16 @@ class BundleWriter:
         }
 
     def add_file(self, src: Path, name: str | None = None) -> Path:
-        """Host-side data that travels with the bundle (voices, tables); hashed like assets."""
+        """Host-side data that travels with the bundle (voices, tables); hashed like assets.
+        A folder (Kokoro's `g2p/`) is one entry, hashed as a whole like an asset folder
+        (`content_hash`: every file's relative path and bytes), so the manifest's names stay
+        plain names."""
         target = self.staging / (name or Path(src).name)
-        shutil.copy2(src, target)
-        self.meta.setdefault("files", {})[target.name] = file_sha256(target)
+        if Path(src).is_dir():
+            shutil.copytree(src, target)
+        else:
+            shutil.copy2(src, target)
+        self.meta.setdefault("files", {})[target.name] = host_digest(target)
         return target
 
     def add_arrays(self, name: str, arrays: dict) -> Path:
@@ -491,7 +502,7 @@ def verify_bundle(bundle: Path, manifest: Manifest) -> None:
             )
     for fname, digest in manifest.meta.get("files", {}).items():
         f = bundle / fname
-        if not f.is_file() or file_sha256(f) != digest:
+        if not (f.is_file() or f.is_dir()) or host_digest(f) != digest:
             raise BundleIntegrityError(
                 f"{bundle}: file {fname} is missing or modified; re-export the bundle"
             )

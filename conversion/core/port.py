@@ -311,9 +311,11 @@ class ModelPort(ABC):
                 if given and not overwrite and have is not None:  # written while it waited
                     raise UserError(other_arguments(path, have, key.to_json()))
                 if (path / "manifest.json").exists():
+                    # Named: a layout change (new host files) re-exports a bundle as well.
+                    why = f" ({key_differences(have, key.to_json())})" if have else ""
                     print(
-                        f"{self.name}: {path} was exported from other weights, sizes or "
-                        "precisions: re-exporting",
+                        f"{self.name}: {path} was exported from other weights, sizes, "
+                        f"precisions or bundle layout{why}: re-exporting",
                         file=sys.stderr,
                     )
                 self.export_bundle(ExportJob(folder, config, path, key, dtype, True, loaded))

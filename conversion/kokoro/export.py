@@ -1,5 +1,6 @@
 """Build a Kokoro bundle: the three graphs at their buckets, the host's source weights, and
-the files a host needs with no Python packages (vocabulary, voices, licence: ``host_files``)."""
+the files a host needs with no Python packages (vocabulary, voices, licence: ``host_files``;
+misaki's G2P data in ``g2p/``: ``g2p_files``)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,11 @@ def export_bundle(
             info=info,
         ) as bundle,
     ):
+        # First, so that a missing spaCy pipeline fails in seconds, not after the graphs (and
+        # imported here: spaCy loads only when a bundle is written).
+        from .g2p_files import add_g2p_files
+
+        add_g2p_files(bundle)
         # Side by side: the converter uses one core (published: ~5 min instead of ~13).
         bundle.add_graphs(
             specs, workers=os.cpu_count() or 1, on_function=lambda g, fn: bar.step(f"{g}.{fn}")

@@ -8,8 +8,9 @@ licence and a README, beside the graphs and the source weights (``host_source.np
 * ``LICENSE``: the publisher's licence (Apache-2.0, as ``kokoro`` 0.9.4 ships it);
 * ``README.md``: what the files are and the host steps in order.
 
-They do not change any graph, so the bundle's reuse key does not cover them: a bundle exported
-before they existed still loads, and the pipeline then reads the voices from the packages.
+They do not change any graph; the port's bundle layout in the reuse key says which travel with
+it (``port.KokoroPort.layout``), so a cached bundle exported before them is exported again.
+misaki's G2P data (``g2p/``) is written by ``g2p_files``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ README = """\
 Kokoro-82M by hexgrad (Apache-2.0, see LICENSE), exported to Core AI by voxport.
 Three graphs, cut at Kokoro's one data-dependent length (durations -> alignment):
 
+0. text -> phonemes (a host without Python): `g2p/` holds misaki 0.9.4's English G2P data
+   (American English, as Kokoro's pipeline runs it) for a port of misaki such as VoxportKit's
+   `MisakiEnglish(folder: g2p)`: `tokenizer/` (spaCy's tokenizer settings), `tagger/`
+   (en_core_web_sm's tok2vec and tagger weights, raw float32), `lexicon/` (misaki's gold and
+   silver dictionaries as packaged; grow them on load as misaki's `grow_dictionary` does).
+   misaki's data is Apache-2.0, spaCy and en_core_web_sm are MIT: their licence texts are in
+   `g2p/licenses/`. Words in none of them go to a fallback (misaki's is espeak-ng).
 1. phonemes -> ids: each code point through `vocab.json` (unknown ones dropped, with a
    warning), wrapped in pad id 0: `[0, *ids, 0]`; ids + pads at most the predictor's
    largest `T` bucket (and 510).
@@ -50,7 +58,8 @@ Three graphs, cut at Kokoro's one data-dependent length (durations -> alignment)
 7. `vocoder_L*` -> waveform; keep the first L * 600 samples (24 kHz); 0.2 s of silence
    between chunks.
 
-Every file is hashed in `manifest.json` (`meta.files`); verify before loading.
+Every file is hashed in `manifest.json` (`meta.files`; the `g2p` folder as a whole: each
+file's relative path, NUL, bytes, NUL, in path order); verify before loading.
 """
 
 

@@ -1,19 +1,22 @@
 """The Kokoro bundle carries what a host needs with no Python packages (vocabulary, every
-voice as npz, the publisher's licence, a README), the phoneme-level split a phoneme-fed host
-uses, and `voxport phonemize kokoro`."""
+voice as npz, the publisher's licence, a README, misaki's G2P data in g2p/), the phoneme-level
+split a phoneme-fed host uses, and `voxport phonemize kokoro`."""
 
 from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from conversion.cli.main import main
-from conversion.core.bundle import BundleWriter, load_manifest
+from conversion.core.bundle import BundleWriter, content_hash, load_manifest
+from conversion.core.errors import BundleIntegrityError, UserError
 from conversion.kokoro import host
+from conversion.kokoro.g2p_files import G2P_FOLDER
 from conversion.kokoro.host_files import (
     HOST_FILES,
     VOICES_FILE,
@@ -21,6 +24,7 @@ from conversion.kokoro.host_files import (
     read_bundle_voices,
     vocab_bytes,
 )
+from conversion.kokoro.lexicon.writer import decode_dictionary
 from conversion.kokoro.text.chunks import tokens_phonemes
 from conversion.kokoro.text.phoneme_split import phoneme_tokens, split_phonemes
 from conversion.kokoro.voice import PACK_SHAPE, VOICE_NAMES, available_voices, load_voice
@@ -161,5 +165,69 @@ def test_export_writes_the_host_files_beside_the_graphs(tmp_path, monkeypatch):
     dest = PORT.export_bundle(job)
     assert seen["voice_dirs"] == [voices]
     files = load_manifest(dest).meta["files"]
-    assert {"host_source.npz", *HOST_FILES} <= set(files)
+    assert {"host_source.npz", *HOST_FILES, G2P_FOLDER} <= set(files)
     assert "zz_snapshot" in read_bundle_voices(dest)
+    _check_g2p_folder(dest, files[G2P_FOLDER])
+
+
+def _check_g2p_folder(dest, digest: str) -> None:
+    """The exported g2p/: MisakiEnglish(folder:)'s three subfolders and the licences, hashed as
+    one entry; its lexicon is misaki's packaged JSON, entry for entry."""
+    import misaki
+
+    g2p = dest / G2P_FOLDER
+    assert sorted(p.name for p in g2p.iterdir()) == ["lexicon", "licenses", "tagger", "tokenizer"]
+    assert digest == content_hash(g2p)
+    data = Path(misaki.__file__).parent / "data"
+    for name in ("us_gold", "us_silver"):
+        want = json.loads((data / f"{name}.json").read_bytes())
+        assert decode_dictionary((g2p / "lexicon" / f"{name}.tsv").read_bytes()) == want
+    assert (g2p / "tokenizer" / "tokenizer.json").is_file()
+    assert (g2p / "tagger" / "tagger.json").is_file()
+    licences = {p.name: p.read_text("utf-8") for p in (g2p / "licenses").iterdir()}
+    assert "Apache License" in licences["misaki.LICENSE"]
+    assert "MIT License" in licences["spacy.LICENSE"]
+    assert "Permission is hereby granted" in licences["en_core_web_sm.LICENSE"]
+    assert not any("GNU GENERAL PUBLIC" in t.upper() for t in licences.values())
+    # One changed byte deep in g2p/ fails the bundle's verification, naming the folder.
+    deep = g2p / "lexicon" / "us_silver.tsv"
+    raw = bytearray(deep.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    deep.write_bytes(bytes(raw))
+    with pytest.raises(BundleIntegrityError, match="file g2p is missing or modified"):
+        load_manifest(dest)
+
+
+def test_a_bundle_from_before_g2p_is_not_reused(tmp_path, monkeypatch, capsys):
+    """A cached bundle exported before g2p/ (layout 3 in its key, as bundles/kokoro-fp32-reduced
+    was) is not reused: the default folder is re-exported, saying why, and a --bundle one is
+    refused in one line naming --overwrite."""
+    from conversion.kokoro.port import PORT
+
+    class Fixed(type(PORT)):
+        exported: list = []
+
+        def weights_sha256(self, folder):
+            return "ab" * 32
+
+        def export_bundle(self, job):  # the key's stand-in bundle: no minutes of export
+            self.exported.append(job.dest)
+            with BundleWriter(job.dest, "kokoro", overwrite=True, key=job.key.to_json()):
+                pass
+            return job.dest
+
+    monkeypatch.chdir(tmp_path)
+    fixed = Fixed()
+    config = fixed.config("reduced")
+    key = fixed.bundle_key(tmp_path, config, "fp32")
+    old = {**key.to_json(), "layout": 3}
+    default = fixed.bundle_path("reduced", "fp32")
+    for folder in (default, tmp_path / "mine"):
+        with BundleWriter(folder, "kokoro", key=old):
+            pass
+    assert not fixed.is_current(default, key)
+    assert fixed.ensure_bundle(tmp_path, config, "reduced", "fp32") == default
+    assert fixed.exported == [default] and fixed.is_current(default, key)
+    assert f"layout: 3 there, {PORT.layout} here): re-exporting" in capsys.readouterr().err
+    with pytest.raises(UserError, match=rf"layout: 3 there, {PORT.layout} here.*--overwrite"):
+        fixed.check_reuse(tmp_path, config, "reduced", "fp32", tmp_path / "mine", overwrite=False)

@@ -1,8 +1,8 @@
 """misaki 0.9.4's American-English lexicons as files VoxportText's ``MisakiLexicon`` reads.
 
-:func:`write_lexicon` writes misaki's gold and silver dictionaries exactly as
-``misaki.en.Lexicon(british=False)`` holds them (after ``grow_dictionary``), one text file
-each; not yet part of the Kokoro export.
+:func:`write_lexicon` writes misaki's gold and silver dictionaries as misaki packages them, one
+text file each; the reader grows them as ``misaki.en.Lexicon(british=False)`` does
+(``grow_dictionary``). The Kokoro export writes them into ``g2p/lexicon/`` (``g2p_files``).
 """
 
 from .writer import write_lexicon

@@ -4,7 +4,9 @@
 
 Writes into OUT (created if missing):
 
-    lexicon/      write_lexicon's files (the Swift lexicon loads them)
+    lexicon/      write_lexicon's files (the Swift lexicon loads them and grows them)
+    grown/        the same dictionaries as misaki's ``Lexicon.grow_dictionary`` grows them
+                  (``write_lexicon(grown=True)``): the Swift grow's expected side
     cases.jsonl   one JSON array per distinct call of misaki's ``Lexicon.__call__``:
                   [set, text, alias, tag, token stress, currency, is_head, future_vowel,
                    future_to, num_flags, outcome, phonemes, rating]
@@ -247,6 +249,7 @@ def _extra_calls(recorder: Recorder, lexicon: Any) -> None:
 def write_case(out: Path, kokoro_pass: bool = False) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     write_lexicon(out / "lexicon")
+    write_lexicon(out / "grown", grown=True)
     sentences = corpus()
     g2ps = _g2ps(kokoro_pass)
     with Recorder() as recorder:

@@ -1,4 +1,4 @@
-"""Write misaki's grown gold and silver dictionaries in the line format Swift reads.
+"""Write misaki's gold and silver dictionaries in the line format Swift reads.
 
 One UTF-8 file per dictionary (``us_gold.tsv``, ``us_silver.tsv``), a header line then one
 entry per line, keys in code-point order so two writes are byte-identical:
@@ -12,6 +12,11 @@ checks it). Tab, newline and ``=`` never occur in keys, tags or phonemes (checke
 Swift reader splits bytes without unescaping. Plain text rather than JSON: Swift reads it with
 one pass over bytes instead of a general JSON tree (a JSON reader would also have to keep
 keys' exact scalars, which ``JSONSerialization`` does not).
+
+The files hold the dictionaries as misaki packages them (``us_gold.json``, ``us_silver.json``),
+not grown: the reader grows them as ``Lexicon.grow_dictionary`` does (each key of two or more
+letters also under its other capitalisation), which halves the files (9.2 MB grown). Keys are
+ASCII (checked): the Swift reader grows them with ASCII case rules, which are Python's there.
 """
 
 from __future__ import annotations
@@ -22,18 +27,27 @@ import json
 from pathlib import Path
 from typing import Any
 
-HEADER = "# misaki 0.9.4 en lexicon v1: key\\tphonemes | key\\t\\ttag=phonemes\\t...\n"
+# v2: written as packaged, grown on load (v1 files were grown: a v2 reader refuses them).
+HEADER = "# misaki 0.9.4 en lexicon v2: key\\tphonemes | key\\t\\ttag=phonemes\\t...\n"
 DICTIONARIES = ("us_gold", "us_silver")
 
 
 @functools.cache
-def grown_dictionary(name: str) -> dict[str, Any]:
-    """misaki's ``Lexicon.grow_dictionary`` over its packaged ``{name}.json`` (read once per
-    process; callers must not mutate it)."""
-    from misaki import data, en
+def packaged_dictionary(name: str) -> dict[str, Any]:
+    """misaki's packaged ``{name}.json`` (read once per process; callers must not mutate it)."""
+    from misaki import data
 
     text = importlib.resources.files(data).joinpath(f"{name}.json").read_text(encoding="utf-8")
-    return en.Lexicon.grow_dictionary(json.loads(text))
+    return json.loads(text)
+
+
+@functools.cache
+def grown_dictionary(name: str) -> dict[str, Any]:
+    """misaki's ``Lexicon.grow_dictionary`` over its packaged ``{name}.json``: what
+    ``Lexicon`` looks words up in (read once per process; callers must not mutate it)."""
+    from misaki import en
+
+    return en.Lexicon.grow_dictionary(packaged_dictionary(name))
 
 
 def _field(text: str, what: str) -> str:
@@ -46,7 +60,10 @@ def encode_dictionary(d: dict[str, Any]) -> bytes:
     lines = [HEADER]
     for key in sorted(d):
         value = d[key]
-        _field(key, "key")
+        if not _field(key, "key").isascii():
+            raise ValueError(
+                f"misaki lexicon key {key!r} is not ASCII: the reader grows ASCII keys"
+            )
         if isinstance(value, str):
             lines.append(f"{key}\t{_field(value, 'phonemes')}\n")
             continue
@@ -75,12 +92,15 @@ def decode_dictionary(raw: bytes) -> dict[str, Any]:
     return out
 
 
-def write_lexicon(dest: Path) -> list[Path]:
-    """Write ``us_gold.tsv`` and ``us_silver.tsv`` into ``dest`` (created); their paths."""
+def write_lexicon(dest: Path, grown: bool = False) -> list[Path]:
+    """Write ``us_gold.tsv`` and ``us_silver.tsv`` into ``dest`` (created), as packaged (what a
+    reader grows) or, with ``grown``, as misaki grows them (the Swift grow test's other half);
+    their paths."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for name in DICTIONARIES:
         path = dest / f"{name}.tsv"
-        path.write_bytes(encode_dictionary(grown_dictionary(name)))
+        d = grown_dictionary(name) if grown else packaged_dictionary(name)
+        path.write_bytes(encode_dictionary(d))
         written.append(path)
     return written

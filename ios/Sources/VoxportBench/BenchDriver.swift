@@ -120,14 +120,7 @@ public enum BenchDriver {
     /// The hashes of the only host files a bench reads (the bundle was checked closed at open):
     /// a text bench need not hash the graphs it never loads, gigabytes on a real bundle.
     static func verify(_ files: [String], of bundle: ModelBundle) throws {
-        for name in files {
-            let file = try bundle.fileURL(name)
-            guard FileManager.default.fileExists(atPath: file.path),
-                try ContentHash.fileSHA256(of: file) == bundle.manifest.files[name]
-            else {
-                throw VoxportError(.bundleIntegrity, "\(bundle.url.path): file \(name) is missing or modified; re-export the bundle")
-            }
-        }
+        for name in files { try bundle.verifyFile(name) }
     }
 
     static func prepare(_ dir: URL) throws {

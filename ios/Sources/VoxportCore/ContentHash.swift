@@ -21,6 +21,12 @@ public enum ContentHash {
         return hasher.hexDigest()
     }
 
+    /// What `meta.files` records for a host entry (`bundle.host_digest`): a folder's content
+    /// hash (Kokoro's `g2p/`), a file's sha256.
+    public static func hostDigest(of url: URL) throws -> String {
+        try isDirectory(url) ? contentHash(of: url) : fileSHA256(of: url)
+    }
+
     public static func fileSHA256(of url: URL) throws -> String {
         var hasher = SHA256Hasher()
         try feed(url, into: &hasher)

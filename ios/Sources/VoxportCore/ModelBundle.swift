@@ -70,7 +70,7 @@ public struct ModelBundle: Sendable {
     }
 
     /// `bundle.verify_bundle`: every graph asset's content hash, then every host file's
-    /// sha256, with Python's messages (graphs and files in name order, so the first failure
+    /// sha256 (a host folder's content hash), with Python's messages (graphs and files in name order, so the first failure
     /// reported is the same on every run).
     public func verify() throws {
         try checkClosed()
@@ -91,14 +91,15 @@ public struct ModelBundle: Sendable {
                         + "re-export the bundle")
             }
         }
-        for (name, digest) in manifest.files.sorted(by: { $0.key < $1.key }) {
-            let file = url.appendingPathComponent(name)
-            var isDir: ObjCBool = false
-            let present = fm.fileExists(atPath: file.path, isDirectory: &isDir) && !isDir.boolValue
-            if try !present || ContentHash.fileSHA256(of: file) != digest {
-                throw VoxportError(
-                    .bundleIntegrity, "\(url.path): file \(name) is missing or modified; re-export the bundle")
-            }
+        for name in manifest.files.keys.sorted() { try verifyFile(name) }
+    }
+
+    /// `bundle.verify_bundle` for one host entry: a file's sha256, or a folder's content hash
+    /// (Kokoro's `g2p/`: every file in it), against `meta.files`.
+    public func verifyFile(_ name: String) throws {
+        let file = try fileURL(name)
+        if try !FileManager.default.fileExists(atPath: file.path) || ContentHash.hostDigest(of: file) != manifest.files[name] {
+            throw VoxportError(.bundleIntegrity, "\(url.path): file \(name) is missing or modified; re-export the bundle")
         }
     }
 

@@ -59,7 +59,7 @@ final class MisakiLexiconTests: XCTestCase {
 
     nonisolated(unsafe) static var cachedLexicon: MisakiLexicon?
 
-    /// The lexicon on the case's folder, loaded once for both test classes (~5 s in debug).
+    /// The lexicon on the case's folder, loaded once for both test classes.
     static func lexicon(_ c: Case) throws -> MisakiLexicon {
         if let l = cachedLexicon { return l }
         let l = try MisakiLexicon(folder: c.folder)
@@ -108,6 +108,39 @@ final class MisakiLexiconTests: XCTestCase {
                 + "\(String(format: "%.1f", elapsed / Double(max(total, 1)) * 1e6)) µs per call")
         XCTAssertGreaterThan(total, 20_000)
         XCTAssertEqual(misses, [])
+    }
+
+    /// The lexicon grows misaki's dictionaries as packaged the way misaki's
+    /// `Lexicon.grow_dictionary` does: key for key and entry for entry the dictionaries Python
+    /// grew (`grown/`, written by the case; read here without growing).
+    func testGrowEqualsMisakisGrowDictionary() throws {
+        let c = try Self.load()
+        let lexicon = try Self.lexicon(c)
+        let grown = c.folder.deletingLastPathComponent().appendingPathComponent("grown")
+        for (name, swift) in [("us_gold", lexicon.golds), ("us_silver", lexicon.silvers)] {
+            let python = try MisakiDictionary(contentsOf: grown.appendingPathComponent("\(name).tsv"), grow: false)
+            let packaged = try MisakiDictionary(contentsOf: c.folder.appendingPathComponent("\(name).tsv"), grow: false)
+            XCTAssertGreaterThan(python.count, packaged.count * 3 / 2, "\(name): growing adds entries")
+            XCTAssertEqual(swift.count, python.count, name)
+            var differ: [String] = []
+            for (key, entry) in python.allEntries() where swift[key.map { UInt32($0) }] != entry {
+                if differ.count < 10 { differ.append("\(name) \(String(decoding: key, as: UTF8.self)): swift \(String(describing: swift[key.map { UInt32($0) }])) misaki \(entry)") }
+            }
+            XCTAssertEqual(differ, [])
+            print("[misaki-lexicon] \(name): \(packaged.count) entries packaged, \(swift.count) grown (misaki: \(python.count))")
+        }
+    }
+
+    /// A lexicon file from before the lexicon shipped as packaged (v1, grown) is refused in one
+    /// line naming the fix: growing it again is not what misaki does.
+    func testGrownV1FileIsRefused() throws {
+        let folder = try TestScratch.folder("misaki-lexicon-v1")
+        let file = folder.appendingPathComponent("us_gold.tsv")
+        try Data("# misaki 0.9.4 en lexicon v1: key\\tphonemes | key\\t\\ttag=phonemes\\t...\nab\tæb\n".utf8).write(to: file)
+        XCTAssertThrowsError(try MisakiDictionary(contentsOf: file)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("write_lexicon") && text.contains("--overwrite") && !text.contains("\n"), text)
+        }
     }
 
     /// A missing lexicon folder is one line naming the fix.

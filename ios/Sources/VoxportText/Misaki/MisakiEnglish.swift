@@ -18,18 +18,20 @@ public struct MisakiEnglish: Sendable {
     }
 
     /// One folder holding `tokenizer/` (write_tokenizer), `tagger/` (write_tagger) and
-    /// `lexicon/` (write_lexicon).
+    /// `lexicon/` (write_lexicon): a Kokoro bundle's `g2p/` (`conversion.kokoro.g2p_files`).
     public init(folder: URL, unk: String = "") throws {
         let writers = [
             (Self.tokenizerFolder, "conversion.kokoro.tokenizer.write_tokenizer"),
             (Self.taggerFolder, "conversion.kokoro.tagger.write_tagger"),
             (Self.lexiconFolder, "conversion.kokoro.lexicon.write_lexicon"),
         ]
+        // A Kokoro bundle exported before it carried g2p/ is the likely cause.
+        let bundleFix = "(a Kokoro bundle's g2p/: re-export the bundle with `voxport export kokoro --overwrite`)"
         for (name, writer) in writers {
             var isFolder: ObjCBool = false
             let path = folder.appendingPathComponent(name).path
             if !FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) || !isFolder.boolValue {
-                throw MisakiG2P.Failure(description: "no folder \(path): write it with \(writer)")
+                throw MisakiG2P.Failure(description: "no folder \(path): write it with \(writer) \(bundleFix)")
             }
         }
         self.init(

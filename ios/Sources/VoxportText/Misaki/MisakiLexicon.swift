@@ -6,7 +6,8 @@ import Foundation
 /// MisakiNumbers.swift); `.number` where misaki's number reader raises.
 ///
 /// Words are Unicode scalar arrays with Python's `str` rules (`PythonText`). Reads the
-/// folder `conversion.kokoro.lexicon.write_lexicon` writes (`us_gold.tsv`, `us_silver.tsv`).
+/// folder `conversion.kokoro.lexicon.write_lexicon` writes (`us_gold.tsv`, `us_silver.tsv`, as
+/// misaki packages them) and grows both dictionaries as misaki does (`MisakiDictionary`).
 public struct MisakiLexicon: Sendable {
     typealias Scalars = [UInt32]
     typealias Result = (ps: Scalars?, rating: Int?)
