@@ -21,8 +21,8 @@ from conversion.kokoro.fallback.words import held_out_words, is_held_out, traini
 from conversion.kokoro.text.g2p import english_g2p
 
 # What models/kokoro/README.md ("Out-of-vocabulary fallback") states for the held-out words.
-CARD_ACCURACY = 0.589
-CARD_PER = 0.09125
+CARD_ACCURACY = 0.597
+CARD_PER = 0.0899
 
 
 def test_retraining_reproduces_the_committed_rules_byte_for_byte():

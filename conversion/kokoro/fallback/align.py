@@ -9,8 +9,10 @@ then each round aligns every word by its best path and recounts.
 
 The dynamic programme runs in numpy over all words of one (letters, symbols) shape at once
 (pure Python took a minute a round). Ties keep the first path in a fixed order (one symbol,
-then none, then two), so the result is the same on every run. The scores are floats, but only
-compared here, never written: the data file holds strings chosen by integer counts only.
+then none, then two), so the result is the same on every run. The scores are log
+probabilities rounded to whole micro-nats, so every path's score is a sum of integers (exact
+in float64): no summation order or last-bit difference of a machine's log can change a
+comparison, and the data file holds strings chosen by integer counts only.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ROUNDS = 4
 # Add-lambda for a (letter, chunk) pair never counted: unlikely, never impossible.
 SMOOTHING = 0.1
 LETTERS = 26
+SCORE_SCALE = 1e6  # scores are whole millionths of a nat (see _scores)
 _STRIP = str.maketrans("", "", STRESSES)
 Chunks = tuple[str, ...]
 
@@ -77,8 +80,11 @@ def _first_counts(shapes: list[_Shape], size: int) -> np.ndarray:
 
 
 def _scores(counts: np.ndarray) -> np.ndarray:
+    """log P(chunk | letter) in whole micro-nats: a path's score is then a sum of integers,
+    exact in float64 in any order, and a libm or SIMD log that differs in its last bits moves
+    no score (one would have to sit within 1e-10 of a rounding edge)."""
     totals = counts.sum(axis=1, keepdims=True)
-    return np.log((counts + SMOOTHING) / (totals + 1))
+    return np.round(np.log((counts + SMOOTHING) / (totals + 1)) * SCORE_SCALE)
 
 
 def _viterbi(s: _Shape, score: np.ndarray) -> np.ndarray:
