@@ -40,8 +40,8 @@ final class MisakiNumbersTests: XCTestCase {
 
     /// num2words' English spot values, written out by hand from its rules (merge: "and" after
     /// hundreds, ", " between groups; ordinals' "twelfth", "-ieth"; years by hundreds).
-    func testNum2WordsByHand() {
-        typealias N = Num2WordsEN
+    func testNumberWordsByHand() {
+        typealias N = EnglishNumberWords
         XCTAssertEqual(N.cardinal(0), "zero")
         XCTAssertEqual(N.cardinal(115), "one hundred and fifteen")
         XCTAssertEqual(N.cardinal(1_001_000), "one million, one thousand")
