@@ -17,7 +17,10 @@ enum EnglishNumberWords {
     /// tens (decillion, vigintillion ... nonagintillion) each with the unit prefixes
     /// (undecillion, duodecillion ...), then centillion.
     static let scaleNames: [String] = {
-        let first = ["thousand", "million", "billion", "trillion", "quadrillion", "quintillion", "sextillion", "septillion", "octillion", "nonillion"]
+        let first = [
+            "thousand", "million", "billion", "trillion", "quadrillion", "quintillion", "sextillion", "septillion", "octillion",
+            "nonillion",
+        ]
         let prefixes = ["", "un", "duo", "tre", "quattuor", "quin", "sex", "sept", "octo", "novem"]
         let latinTens = ["dec", "vigint", "trigint", "quadragint", "quinquagint", "sexagint", "septuagint", "octogint", "nonagint"]
         return [""] + first + latinTens.flatMap { t in prefixes.map { $0 + t + "illion" } } + ["centillion"]
@@ -68,7 +71,9 @@ enum EnglishNumberWords {
 
     /// The last word's ordinal: first, second, third, fifth, eighth, ninth, twelfth; "-y"
     /// becomes "-ieth"; anything else takes "th".
-    static let irregularOrdinals = ["one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth", "twelve": "twelfth"]
+    static let irregularOrdinals = [
+        "one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth", "twelve": "twelfth",
+    ]
 
     /// `num2words(n, to='ordinal')`: the cardinal with its last word (after a space or a
     /// hyphen) made ordinal; nil from 10^306 on.
