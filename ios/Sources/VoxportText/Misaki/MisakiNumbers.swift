@@ -1,7 +1,7 @@
 import Foundation
 
 /// misaki 0.9.4's `Lexicon.get_number` (and `is_currency`): a word `is_number` accepted, read
-/// through num2words (`Num2WordsEN`) and the lexicon. By then the word is ASCII: digits, ",",
+/// through num2words (here `EnglishNumberWords`) and the lexicon. By then the word is ASCII: digits, ",",
 /// ".", a head's "-", and one suffix of ASCII letters or "'".
 extension MisakiLexicon {
     static let currencyUnits: [String: (String, String)] = ["$": ("dollar", "cent"), "£": ("pound", "pence"), "€": ("euro", "cent")]
@@ -53,14 +53,14 @@ extension MisakiLexicon {
         }
         /// `extend_num(num)` without escape: `num2words(int(num))`.
         func extendDigits(_ num: some StringProtocol, first: Bool = true) {
-            guard let n = Num2WordsEN.Natural(decimal: num), let words = Num2WordsEN.cardinal(n) else {
+            guard let n = EnglishNumberWords.Natural(decimal: num), let words = EnglishNumberWords.cardinal(n) else {
                 raises = true
                 return
             }
             extendNum(words, first: first)
         }
-        func extendInt(_ n: Num2WordsEN.Natural, first: Bool = true) {
-            guard let words = Num2WordsEN.cardinal(n) else {
+        func extendInt(_ n: EnglishNumberWords.Natural, first: Bool = true) {
+            guard let words = EnglishNumberWords.cardinal(n) else {
                 raises = true
                 return
             }
@@ -69,10 +69,10 @@ extension MisakiLexicon {
         let isDigit = !word.isEmpty && word.allSatisfy { $0.isASCII && $0.isNumber }
         let currencyKnown = currency.map { Self.currencyUnits[$0] != nil } ?? false
         if isDigit, let suffix, Self.ordinals.contains(suffix) {
-            guard let words = Num2WordsEN.ordinal(Num2WordsEN.Natural(decimal: word)!) else { return nil }
+            guard let words = EnglishNumberWords.ordinal(EnglishNumberWords.Natural(decimal: word)!) else { return nil }
             extendNum(words)
         } else if result.isEmpty && word.count == 4 && !currencyKnown && isDigit {
-            extendNum(Num2WordsEN.year(Int(word)!))
+            extendNum(EnglishNumberWords.year(Int(word)!))
         } else if !isHead && !word.contains(".") {
             let num = Array(word.replacingOccurrences(of: ",", with: ""))
             if num[0] == "0" || num.count > 3 {
@@ -101,10 +101,10 @@ extension MisakiLexicon {
             }
         } else if let currency, let units = Self.currencyUnits[currency], Self.isCurrency(String(word)) {
             let nums = word.replacingOccurrences(of: ",", with: "").split(separator: ".", omittingEmptySubsequences: false)
-            var pairs: [(Num2WordsEN.Natural, String)] = []
+            var pairs: [(EnglishNumberWords.Natural, String)] = []
             for (num, unit) in zip(nums, [units.0, units.1]) {
-                guard num.isEmpty || Num2WordsEN.Natural(decimal: num) != nil else { return nil }
-                pairs.append((num.isEmpty ? Num2WordsEN.Natural(0) : Num2WordsEN.Natural(decimal: num)!, unit))
+                guard num.isEmpty || EnglishNumberWords.Natural(decimal: num) != nil else { return nil }
+                pairs.append((num.isEmpty ? EnglishNumberWords.Natural(0) : EnglishNumberWords.Natural(decimal: num)!, unit))
             }
             if pairs.count > 1 {
                 if pairs[1].0.isZero {
@@ -117,23 +117,23 @@ extension MisakiLexicon {
                 if i > 0 { result.append(lookup(T.scalars("and"), nil, nil, nil)) }
                 extendInt(num, first: i == 0)
                 result.append(
-                    num != Num2WordsEN.Natural(1) && unit != "pence"
+                    num != EnglishNumberWords.Natural(1) && unit != "pence"
                         ? stemS(T.scalars(unit + "s"), nil, nil, nil) : lookup(T.scalars(unit), nil, nil, nil))
             }
         } else {
             let words: String?
             if isDigit {
-                words = Num2WordsEN.cardinal(Num2WordsEN.Natural(decimal: word)!)
+                words = EnglishNumberWords.cardinal(EnglishNumberWords.Natural(decimal: word)!)
             } else if !word.contains(".") {
                 let plain = word.replacingOccurrences(of: ",", with: "")
-                guard let n = Num2WordsEN.Natural(decimal: plain) else { return nil }
-                words = suffix.map(Self.ordinals.contains) == true ? Num2WordsEN.ordinal(n) : Num2WordsEN.cardinal(n)
+                guard let n = EnglishNumberWords.Natural(decimal: plain) else { return nil }
+                words = suffix.map(Self.ordinals.contains) == true ? EnglishNumberWords.ordinal(n) : EnglishNumberWords.cardinal(n)
             } else {
                 let plain = word.replacingOccurrences(of: ",", with: "")
                 if plain.hasPrefix(".") {
-                    words = "point " + plain.dropFirst().map { Num2WordsEN.cardinal(Int(String($0))!) }.joined(separator: " ")
+                    words = "point " + plain.dropFirst().map { EnglishNumberWords.cardinal(Int(String($0))!) }.joined(separator: " ")
                 } else {
-                    words = Num2WordsEN.cardinalOfFloat(plain)
+                    words = EnglishNumberWords.cardinalOfFloat(plain)
                 }
             }
             guard let words else { return nil }
