@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -72,9 +73,14 @@ def read_phonemes(path: Path) -> dict[str, str]:
 
 
 def speak_both(
-    bundle: Path, texts: list[str], publisher: dict[str, str], other: dict[str, str]
+    bundle: Path,
+    texts: list[str],
+    publisher: dict[str, str],
+    other: dict[str, str],
+    on_row: Callable[[list[dict[str, str]]], None],
 ) -> list[dict[str, str]]:
-    """Each sentence spoken from both sides' phonemes through `bundle`, and what Whisper heard."""
+    """Each sentence spoken from both sides' phonemes through `bundle`, and what Whisper heard;
+    `on_row(rows so far)` after each (the Linux runtime takes minutes a sentence)."""
     from conversion.kokoro import host
     from conversion.kokoro.gate.cases import GATE_VOICE
     from conversion.kokoro.pipeline import KokoroPipeline
@@ -102,8 +108,31 @@ def speak_both(
             for side in ("publisher", "other"):
                 row[f"{side}_heard"] = transcribe(speak(row[side]), host.SAMPLE_RATE)
             rows.append(row)
+            on_row(rows)
             print(f"[{i + 1}/{len(texts)}] same={row['publisher'] == row['other']}", flush=True)
     return rows
+
+
+def summary(rows: list[dict[str, str]], other_name: str, bundle: Path) -> dict:
+    """The WER of each side over the sentences spoken so far (the gate's way: one joined text)."""
+    from gates.asr import word_error_rate
+
+    reference = " ".join(r["text"] for r in rows)
+    wer = {
+        side: word_error_rate(reference, " ".join(r[f"{side}_heard"] for r in rows))
+        for side in ("publisher", "other")
+    }
+    return {
+        "bundle": str(bundle),
+        "voice": "jf_alpha (the gate's)",
+        "other": other_name,
+        "sentences": len(rows),
+        "identical_phonemes": sum(r["publisher"] == r["other"] for r in rows),
+        "wer_publisher": wer["publisher"],
+        "wer_other": wer["other"],
+        "wer_difference": wer["other"] - wer["publisher"],
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.bundle is None:
         p.error("--bundle is needed to speak (or give --sentences-out to list the sentences)")
 
+    from conversion.core.paths import write_text_file
     from conversion.kokoro.text.g2p import english_g2p
-    from gates.asr import word_error_rate
 
     publisher = {t: english_g2p()(t)[0] for t in texts}
     if args.phonemes:
@@ -139,30 +168,18 @@ def main(argv: list[str] | None = None) -> int:
         rules = english_g2p("rules")
         other = {t: rules(t)[0] for t in texts}
 
-    rows = speak_both(args.bundle, texts, publisher, other)
-    reference = " ".join(r["text"] for r in rows)
-    wer = {
-        side: word_error_rate(reference, " ".join(r[f"{side}_heard"] for r in rows))
-        for side in ("publisher", "other")
-    }
-    doc = {
-        "bundle": str(args.bundle),
-        "voice": "jf_alpha (the gate's)",
-        "other": other_name,
-        "sentences": len(rows),
-        "identical_phonemes": sum(r["publisher"] == r["other"] for r in rows),
-        "wer_publisher": wer["publisher"],
-        "wer_other": wer["other"],
-        "wer_difference": wer["other"] - wer["publisher"],
-        "rows": rows,
-    }
+    def write(rows: list[dict[str, str]]) -> None:
+        doc = summary(rows, other_name, args.bundle)
+        if args.json_path:
+            write_text_file(args.json_path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+
+    rows = speak_both(args.bundle, texts, publisher, other, write)
+    doc = summary(rows, other_name, args.bundle)
     print(
         f"{len(rows)} sentences, {doc['identical_phonemes']} with identical phonemes: WER "
-        f"publisher (espeak) {wer['publisher']:.3f}, {other_name} {wer['other']:.3f} "
+        f"publisher (espeak) {doc['wer_publisher']:.3f}, {other_name} {doc['wer_other']:.3f} "
         f"(difference {doc['wer_difference']:+.3f})"
     )
-    if args.json_path:
-        args.json_path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
     return 0
 
 
