@@ -4,6 +4,7 @@ import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 import VoxportHost
+import VoxportText
 
 /// `kokoro.text` (Kokoro's front end alone: misaki in Swift over the bundle's `g2p/`, words in
 /// no lexicon read by its letter rules; the chunker; no graph, no runner) writes `text.json` equal
@@ -79,7 +80,7 @@ final class KokoroTextBenchTests: XCTestCase {
 
     /// A copy of the case's bundle with what `kokoro.text` reads, as an older export left it:
     /// `g2p/` without `fallback/` (layout 4; its hash as that export wrote it), or no `g2p/`.
-    func olderBundle(_ tag: String, g2p: Bool) throws -> URL {
+    func olderBundle(_ tag: String, g2p: Bool, rules: Bool = false) throws -> URL {
         let kase = try Self.pythonCase()
         let source = URL(fileURLWithPath: kase["bundle"] as! String)
         let bare = try TestScratch.folder(tag).appendingPathComponent("bundle")
@@ -93,7 +94,7 @@ final class KokoroTextBenchTests: XCTestCase {
         if g2p {
             let folder = bare.appendingPathComponent(KokoroBundleFiles.g2pFolder)
             try FileManager.default.copyItem(at: source.appendingPathComponent(KokoroBundleFiles.g2pFolder), to: folder)
-            try FileManager.default.removeItem(at: folder.appendingPathComponent(KokoroBundleFiles.fallbackFolder))
+            if !rules { try FileManager.default.removeItem(at: folder.appendingPathComponent(KokoroBundleFiles.fallbackFolder)) }
             files[KokoroBundleFiles.g2pFolder] = try ContentHash.contentHash(of: folder)
         }
         meta["files"] = files
@@ -138,5 +139,19 @@ final class KokoroTextBenchTests: XCTestCase {
         let bundle = try ModelBundle.open(bare, verify: false)
         XCTAssertThrowsError(try KokoroTextChunker.load(bundle)) { XCTAssertEqual("\($0)", said) }
         XCTAssertNoThrow(try KokoroTextChunker.load(bundle, fallback: .skip), "no rules asked for")
+    }
+
+    /// `kokoro.text` hashes the `g2p/` folder it reads: one changed byte in its letter rules is
+    /// refused at open, naming the folder.
+    func testAChangedG2PFileIsRefused() async throws {
+        let copy = try olderBundle("kokoro-text-bench-changed", g2p: true, rules: true)
+        let ok = try await refusal(copy, "kokoro-text-bench-changed")
+        XCTAssertEqual(ok, "(read the text)", "the copy as exported reads")
+        let rules = copy.appendingPathComponent("g2p/fallback/\(MisakiLetterRules.fileName)")
+        var bytes = [UInt8](try Data(contentsOf: rules))
+        bytes[bytes.count / 2] ^= 1
+        try Data(bytes).write(to: rules)
+        let said = try await refusal(copy, "kokoro-text-bench-changed")
+        XCTAssertEqual(said, "\(copy.standardizedFileURL.path): file g2p is missing or modified; re-export the bundle")
     }
 }
