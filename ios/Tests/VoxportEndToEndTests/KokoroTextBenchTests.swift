@@ -154,4 +154,32 @@ final class KokoroTextBenchTests: XCTestCase {
         let said = try await refusal(copy, "kokoro-text-bench-changed")
         XCTAssertEqual(said, "\(copy.standardizedFileURL.path): file g2p is missing or modified; re-export the bundle")
     }
+
+    /// KokoroSpeaker on the bundle (its default fallback: the bundle's letter rules) makes the
+    /// chunks `voxport phonemize kokoro TEXT --fallback rules --max-ids T` prints for the names
+    /// text at the bundle's largest token bucket, and `kokoro.speak` with that `VP_TEXT` says
+    /// that many chunks (the graphs a stand-in: the text path is what is checked here).
+    func testKokoroSpeakReadsTextWithTheBundlesRules() async throws {
+        let kase = try Self.pythonCase()
+        let speak = kase["speak"] as! [String: Any]
+        let text = speak["text"] as! String
+        let want = (speak["phonemize"] as! [String: Any])["chunks"] as! [[String: Any]]
+        let url = URL(fileURLWithPath: kase["bundle"] as! String)
+        let bundle = try ModelBundle.open(url, verify: false)
+        let speaker = try KokoroSpeaker(runner: StandInKokoroGraphs(manifest: bundle.manifest), bundle: bundle)
+        let (chunks, warnings) = try speaker.chunks(text)
+        func scalars(_ s: String) -> [UInt32] { s.unicodeScalars.map(\.value) }
+        XCTAssertEqual(warnings, [], "the rules read every word")
+        XCTAssertGreaterThan(want.count, 1)
+        XCTAssertEqual(chunks.map { scalars($0.text) }, want.map { scalars($0["text"] as! String) })
+        XCTAssertEqual(chunks.map { scalars($0.phonemes) }, want.map { scalars($0["phonemes"] as! String) })
+        XCTAssertEqual(chunks.map { $0.ids.map(Int.init) }, want.map { $0["ids"] as! [Int] })
+        let out = try TestScratch.folder("kokoro-speak-text")
+        let env = try BenchEnvironment([
+            "VP_BENCH": "kokoro.speak", "VP_BUNDLE": url.path, "VP_RUNNER": "worker", "VP_PASSES": "1", "VP_TEXT": text,
+            "VP_OUT": out.path,
+        ])
+        let result = try await BenchDriver.run(env, runner: StandInKokoroGraphs(manifest: bundle.manifest))
+        XCTAssertEqual(result["chunks"] as? Double, Double(want.count))
+    }
 }

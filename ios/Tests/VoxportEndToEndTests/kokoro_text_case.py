@@ -8,7 +8,10 @@
                or stale; its g2p/ as the export writes it, letter rules included),
      "cases": [{"text", "phonemize": `voxport phonemize kokoro TEXT --fallback rules`'s JSON}],
      "blank": {"text", "error": text_to_chunks' message},
-     "long_number": {"text", "error": cli.py text_to_chunks' message}}
+     "long_number": {"text", "error": cli.py text_to_chunks' message},
+     "speak": {"text", "max_ids": the bundle's largest token bucket (at most 510), "phonemize":
+               `voxport phonemize kokoro TEXT --fallback rules --max-ids MAX_IDS`'s JSON: the
+               chunks `kokoro.speak` and KokoroSpeaker say for TEXT on this bundle}}
 
 One text holds words in no lexicon (names), so the letter rules are what read them on both sides.
 """
@@ -27,6 +30,7 @@ from conversion.cli.main import main
 from conversion.core.errors import UserError
 from conversion.kokoro.cli import MAX_NUMBER_DIGITS, text_to_chunks
 from conversion.kokoro.text.chunks import NothingToSayError
+from conversion.kokoro.text.ids import MAX_IDS
 
 TEXTS = (
     "Hello there.",
@@ -43,11 +47,12 @@ BLANK = "  \n\t "
 LONG_NUMBER = "The count was 1,234" + "\u200b" + "5" * (MAX_NUMBER_DIGITS - 3) + " exactly."
 
 
-def phonemize(text: str) -> dict:
-    """`voxport phonemize kokoro TEXT --fallback rules`'s stdout, parsed."""
+def phonemize(text: str, max_ids: int | None = None) -> dict:
+    """`voxport phonemize kokoro TEXT --fallback rules [--max-ids N]`'s stdout, parsed."""
     out = io.StringIO()
+    limit = [] if max_ids is None else ["--max-ids", str(max_ids)]
     with contextlib.redirect_stdout(out):
-        code = main(["phonemize", "kokoro", text, "--fallback", "rules"])
+        code = main(["phonemize", "kokoro", text, "--fallback", "rules", *limit])
     if code != 0:
         raise SystemExit(f"voxport phonemize kokoro {text!r}: exit {code}")
     return json.loads(out.getvalue())
@@ -61,13 +66,22 @@ def refusal(text: str, error: type[Exception]) -> str:
     raise SystemExit(f"text_to_chunks({text[:20]!r}…) did not refuse it")
 
 
+def speaker_limit(bundle: Path) -> int:
+    """`KokoroPipeline.chunks`' limit: the largest predictor bucket's T, at most MAX_IDS."""
+    graphs = json.loads((bundle / "manifest.json").read_text())["graphs"]
+    return min(max(b["T"] for b in graphs["predictor"]["meta"]["buckets"]), MAX_IDS)
+
+
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    bundle = kokoro_case.bundle_path()
+    limit = speaker_limit(bundle)
     case = {
-        "bundle": str(kokoro_case.bundle_path()),
+        "bundle": str(bundle),
         "cases": [{"text": t, "phonemize": phonemize(t)} for t in TEXTS],
         "blank": {"text": BLANK, "error": refusal(BLANK, NothingToSayError)},
         "long_number": {"text": LONG_NUMBER, "error": refusal(LONG_NUMBER, UserError)},
+        "speak": {"text": TEXTS[-1], "max_ids": limit, "phonemize": phonemize(TEXTS[-1], limit)},
     }
     (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
 
