@@ -43,8 +43,8 @@ RUNNERS = ("coreai", "worker", "replay")
 UNITS = ("cpu-only", "cpu", "gpu", "ane")
 RESULT, AUDIO = "result.json", "audio.wav"
 # What a text bench (`chatterbox.text`, `audio8.text`, `kokoro.text`) writes beside its result:
-# the JSON `voxport tokenize MODEL TEXT` (Kokoro: `voxport phonemize kokoro TEXT`) prints, made
-# on the device.
+# the JSON `voxport tokenize MODEL TEXT` (Kokoro: `voxport phonemize kokoro TEXT --fallback
+# rules`, the bundle's letter rules reading words in no lexicon) prints, made on the device.
 TEXT = "text.json"
 
 

@@ -5,11 +5,15 @@ phonemes), laid out as VoxportText's ``MisakiEnglish(folder:)`` reads it.
 * ``tagger/``: ``en_core_web_sm``'s tok2vec and tagger weights (``write_tagger``);
 * ``lexicon/``: misaki's gold and silver dictionaries as packaged (``write_lexicon``; the
   reader grows them);
+* ``fallback/``: letter-to-sound rules for words in no lexicon (``fallback.write_fallback``:
+  ``letter_rules.tsv`` as committed), what ``--fallback rules`` reads such words with and what
+  a host without espeak-ng (GPL-3) ships: VoxportText's ``MisakiLetterRules(folder:)``;
 * ``licenses/``: the licence texts of the packages the data comes from, as installed (misaki
   Apache-2.0; spaCy MIT; ``en_core_web_sm`` MIT with its sources' notices).
 
 The folder is one host entry in ``meta.files``, hashed as a whole (``BundleWriter.add_file``:
-every file's relative path and bytes). Carrying it is bundle layout 4 (``port.KokoroPort``).
+every file's relative path and bytes). Carrying it is bundle layout 4, with ``fallback/`` layout 5
+(``port.KokoroPort``).
 """
 
 from __future__ import annotations
@@ -20,17 +24,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .fallback import write_fallback
 from .lexicon.writer import write_lexicon
 from .tagger.writer import write_tagger
 from .tokenizer.writer import write_tokenizer
 
 G2P_FOLDER = "g2p"
 # Each subfolder and the writer that fills it (writer(dest) creates dest). A new G2P data set
-# (the fallback's) is one more row here.
+# is one more row here.
 G2P_WRITERS: tuple[tuple[str, Callable[[Path], Any]], ...] = (
     ("tokenizer", write_tokenizer),
     ("tagger", write_tagger),
     ("lexicon", write_lexicon),
+    ("fallback", write_fallback),
 )
 LICENSES_FOLDER = "licenses"
 # (distribution, its licence files as the wheel lists them, the name they get in licenses/).

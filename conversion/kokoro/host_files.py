@@ -44,7 +44,9 @@ Three graphs, cut at Kokoro's one data-dependent length (durations -> alignment)
    (en_core_web_sm's tok2vec and tagger weights, raw float32), `lexicon/` (misaki's gold and
    silver dictionaries as packaged; grow them on load as misaki's `grow_dictionary` does).
    misaki's data is Apache-2.0, spaCy and en_core_web_sm are MIT: their licence texts are in
-   `g2p/licenses/`. Words in none of them go to a fallback (misaki's is espeak-ng).
+   `g2p/licenses/`. Words in none of them go to a fallback: misaki's is espeak-ng (GPL-3);
+   `fallback/letter_rules.tsv` holds letter-to-sound rules learned from misaki's lexicons
+   (voxport's `--fallback rules`, VoxportKit's `MisakiLetterRules(folder: g2p/fallback)`).
 1. phonemes -> ids: each code point through `vocab.json` (unknown ones dropped, with a
    warning), wrapped in pad id 0: `[0, *ids, 0]`; ids + pads at most the predictor's
    largest `T` bucket (and 510).

@@ -21,10 +21,11 @@ class KokoroPort(ModelPort):
     summary = "Kokoro-82M (StyleTTS2 + iSTFTNet)"
     graphs = GRAPHS
     word_timings = True  # from the predictor's durations (text/timings.py)
-    layout = 4  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
+    layout = 5  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
     # host needs nothing from the Python packages); 3: conv padding as concatenated zeros
     # (docs/speed.md), so bundles exported before it re-export; 4: misaki's G2P data in g2p/
-    # (g2p_files), so a cached bundle without it re-exports and a --bundle one is refused
+    # (g2p_files), so a cached bundle without it re-exports and a --bundle one is refused; 5: the
+    # letter rules in g2p/fallback/ (the Swift text path's default fallback)
     asset_info = AssetInfo(
         author="hexgrad (Kokoro-82M); exported to Core AI by voxport",
         license="Apache-2.0",

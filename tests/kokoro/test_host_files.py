@@ -1,6 +1,6 @@
 """The Kokoro bundle carries what a host needs with no Python packages (vocabulary, every
-voice as npz, the publisher's licence, a README, misaki's G2P data in g2p/), the phoneme-level
-split a phoneme-fed host uses, and `voxport phonemize kokoro`."""
+voice as npz, the publisher's licence, a README, misaki's G2P data and the letter rules in
+g2p/), the phoneme-level split a phoneme-fed host uses, and `voxport phonemize kokoro`."""
 
 from __future__ import annotations
 
@@ -171,12 +171,24 @@ def test_export_writes_the_host_files_beside_the_graphs(tmp_path, monkeypatch):
 
 
 def _check_g2p_folder(dest, digest: str) -> None:
-    """The exported g2p/: MisakiEnglish(folder:)'s three subfolders and the licences, hashed as
-    one entry; its lexicon is misaki's packaged JSON, entry for entry."""
+    """The exported g2p/: MisakiEnglish(folder:)'s three subfolders, the letter rules and the
+    licences, hashed as one entry; its lexicon is misaki's packaged JSON, entry for entry, and its
+    rules file the committed one, byte for byte."""
     import misaki
 
+    import conversion.kokoro.fallback as fallback_package
+
     g2p = dest / G2P_FOLDER
-    assert sorted(p.name for p in g2p.iterdir()) == ["lexicon", "licenses", "tagger", "tokenizer"]
+    assert sorted(p.name for p in g2p.iterdir()) == [
+        "fallback",
+        "lexicon",
+        "licenses",
+        "tagger",
+        "tokenizer",
+    ]
+    committed = Path(fallback_package.__file__).with_name("letter_rules.tsv").read_bytes()
+    assert [p.name for p in (g2p / "fallback").iterdir()] == ["letter_rules.tsv"]
+    assert (g2p / "fallback" / "letter_rules.tsv").read_bytes() == committed
     assert digest == content_hash(g2p)
     data = Path(misaki.__file__).parent / "data"
     for name in ("us_gold", "us_silver"):

@@ -41,13 +41,21 @@ enum BenchText {
         case "audio8_tts":
             _ = try frontEnd { try Audio8Text.templateParts(text: text) }
         case "kokoro":
-            // The paragraphs alone (no G2P load here): empty or blank text is refused now;
-            // text with no pronounceable word is refused when the bench loads, before a call.
+            // The paragraphs and numbers alone (no G2P load here): empty or blank text and a
+            // number too long are refused now; text with no pronounceable word is refused when
+            // the bench loads, before a call.
+            try KokoroTextChunker.checkNumbers(text)
             if KokoroParagraphs.split(text).isEmpty {
                 throw VoxportError(.user, "nothing to say: the text is empty; give some words to speak")
             }
-            if !FileManager.default.fileExists(atPath: bundle.url.appendingPathComponent(KokoroSpeaker.g2pFolder).path) {
+            let g2p = bundle.url.appendingPathComponent(KokoroSpeaker.g2pFolder)
+            if bundle.manifest.files[KokoroSpeaker.g2pFolder] == nil || !FileManager.default.fileExists(atPath: g2p.path) {
                 throw KokoroTextChunker.missingG2P(bundle.url)
+            }
+            // Both Kokoro benches read words in no lexicon by the bundle's letter rules.
+            let rules = g2p.appendingPathComponent(KokoroBundleFiles.fallbackFolder).appendingPathComponent(MisakiLetterRules.fileName)
+            if !FileManager.default.fileExists(atPath: rules.path) {
+                throw KokoroBundleFiles.missingLetterRules(bundle.url)
             }
         default:
             break

@@ -8,8 +8,9 @@ import VoxportRunner
 /// speaks — chunks, voice row, predictor, alignment, prosody, harmonic source, vocoder, a chunk
 /// of audio per chunk, laid end to end `KokoroPipeline.speak`'s audio — with `VP_VOICE` (a voice
 /// of the bundle or a blend; default jf_alpha, else the first) and the source draws seeded by
-/// `VP_SEED` (splitmix, not torch's generator). Text has no fallback for words misaki's lexicon
-/// lacks (`unk=""`: skipped, with a warning on standard error).
+/// `VP_SEED` (splitmix, not torch's generator). Words misaki's lexicon lacks are read by the
+/// bundle's letter rules (`g2p/fallback/`): the text's chunks are `voxport phonemize kokoro TEXT
+/// --fallback rules --max-ids T`'s at the bundle's largest token bucket.
 public final class KokoroSpeakBench: BenchCase {
     public static let name = "kokoro.speak"
     public static let model = "kokoro"

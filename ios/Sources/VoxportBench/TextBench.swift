@@ -98,15 +98,15 @@ public final class Audio8TextBench: BenchCase {
 }
 
 /// `kokoro.text`: `VP_TEXT` through Kokoro's front end only (the text's paragraphs, misaki's G2P
-/// over the bundle's `g2p/` data with no fallback, the chunker's split at 510 ids): no graph, no
-/// runner. Writes `text.json`, what `voxport phonemize kokoro TEXT` prints (for text whose words
-/// misaki's lexicon holds: Python asks espeak-ng for the others); each pass times the front end
-/// (`front_end_ms`).
+/// over the bundle's `g2p/` data with words in no lexicon read by the bundle's letter rules,
+/// `g2p/fallback/`, the chunker's split at 510 ids): no graph, no runner. Writes `text.json`,
+/// what `voxport phonemize kokoro TEXT --fallback rules` prints; each pass times the front end
+/// (`front_end_ms`). It reads `vocab.json` and `g2p/` alone, both hashed at open.
 public final class KokoroTextBench: BenchCase {
     public static let name = "kokoro.text"
     public static let model = "kokoro"
     public static let graphs: [String]? = []
-    public static let readsOnly: [String]? = [KokoroVocab.fileName]
+    public static let readsOnly: [String]? = [KokoroVocab.fileName, KokoroBundleFiles.g2pFolder]
     let chunker: KokoroTextChunker
     let text: String
 
@@ -116,7 +116,7 @@ public final class KokoroTextBench: BenchCase {
 
     public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
         text = env.text!  // checkInputs
-        chunker = try KokoroTextChunker.load(bundle, fallback: nil)
+        chunker = try KokoroTextChunker.load(bundle)
         let (chunks, warnings) = try chunker.chunks(text)
         for w in warnings { FileHandle.standardError.write(Data("voxport: warning: \(w)\n".utf8)) }
         try BenchText.write(Self.document(chunks, maxIDs: chunker.maxIDs), to: env.out)

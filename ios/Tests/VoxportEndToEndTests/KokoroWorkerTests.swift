@@ -198,8 +198,9 @@ final class KokoroWorkerTests: XCTestCase {
         XCTAssertEqual(asr["wer"] as? Double, kase.wer, "Swift transcript \(asr["transcript"] ?? "") vs Python \(kase.transcript)")
     }
 
-    /// KokoroSpeaker from TEXT (misaki in Swift over the case's `g2p/`, no fallback: the text's
-    /// words are all in the lexicon) through the worker: Python's chunk texts, the very audio
+    /// KokoroSpeaker from TEXT (misaki in Swift over the bundle's own `g2p/`, its letter rules
+    /// as the fallback, as Python's chunks were made; the text's words are all in the lexicon)
+    /// through the worker: Python's chunk texts, the very audio
     /// the phoneme path gives for Python's phonemes (same worker, same draws), and each word's
     /// time, placed after the chunks and pauses before it, Python's `utterance_words` (what
     /// `voxport speak kokoro --timings` writes).
@@ -207,10 +208,7 @@ final class KokoroWorkerTests: XCTestCase {
         let (dir, early) = try Self.early()
         let phonemePath = try await Self.workerSpeech()
         let bundle = try ModelBundle.open(URL(fileURLWithPath: early.bundle), verify: false)
-        let files = try KokoroBundleFiles.load(bundle)
-        let speaker = try KokoroSpeaker(
-            runner: try await Self.worker(early.bundle), vocab: files.vocab, voices: files.voices, source: files.source,
-            english: try MisakiEnglish(folder: dir.appendingPathComponent("g2p")), fallback: nil)
+        let speaker = try KokoroSpeaker(runner: try await Self.worker(early.bundle), bundle: bundle)
         var draws: [Int: SourceDraws] = [:]
         for c in early.chunks { draws[c.seed] = try Self.draws(dir, seed: c.seed) }
         var options = speaker.makeOptions()

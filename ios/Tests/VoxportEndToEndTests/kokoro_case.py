@@ -5,10 +5,9 @@
 
 `make` reuses the reduced real-weight bundle at its default path (bundles/kokoro-fp32-reduced,
 exported there first when missing or stale, as `voxport speak` would), speaks SENTENCE through
-the Python pipeline (KokoroPipeline) and writes into OUT:
+the Python pipeline (KokoroPipeline; words in no lexicon read by the letter rules, as the Swift
+KokoroSpeaker reads them from the bundle's own g2p/) and writes into OUT:
 
-    g2p/            misaki's data folders (tokenizer/, tagger/, lexicon/) as the three writers
-                    lay them out, what the Swift KokoroSpeaker reads text with (written first)
     case.json       bundle, text, voice, each chunk's text / phonemes / ids / seed, the Python
                     audio's length, transcript and WER, and `words`: each word's [text, start,
                     end] in seconds as `voxport speak kokoro --timings` writes them
@@ -77,19 +76,6 @@ def draw_first(kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path) ->
         np.savez(out / f"noise{i}.npz", rand_ini=d["rand_ini"], sine_noise=d["sine_noise"])
 
 
-def write_g2p(dest: Path) -> None:
-    """misaki's data, as `MisakiEnglish(folder:)` reads it, from the pipeline misaki runs."""
-    from conversion.kokoro.lexicon.writer import write_lexicon
-    from conversion.kokoro.tagger.writer import write_tagger
-    from conversion.kokoro.text.g2p import english_g2p
-    from conversion.kokoro.tokenizer.writer import write_tokenizer
-
-    nlp = english_g2p().nlp
-    write_tokenizer(dest / "tokenizer", nlp)
-    write_tagger(dest / "tagger", nlp)
-    write_lexicon(dest / "lexicon")
-
-
 def speak_chunks(
     kb: KokoroPipeline, chunks: list, pack: np.ndarray, out: Path
 ) -> tuple[np.ndarray, list[ChunkResult]]:
@@ -128,10 +114,9 @@ def _chunks_json(chunks: list) -> list[dict]:
 
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    write_g2p(out / "g2p")
     bundle = bundle_path()
     with KokoroPipeline(bundle) as kb:
-        chunks = kb.chunks(SENTENCE)
+        chunks = kb.chunks(SENTENCE, fallback="rules")
         pack = host.load_voice(VOICE, packs=kb.voices)
         draw_first(kb, chunks, pack, out)
         # One line on stdout: what the Swift side needs to start while the reference is made.

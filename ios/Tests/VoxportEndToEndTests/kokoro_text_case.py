@@ -1,20 +1,19 @@
-"""The Python side of VoxportEndToEndTests' `kokoro.text` bench (TextBenchTests.swift).
+"""The Python side of VoxportEndToEndTests' `kokoro.text` bench (KokoroTextBenchTests.swift).
 
     .venv/bin/python ios/Tests/VoxportEndToEndTests/kokoro_text_case.py make OUT
 
-`make` writes into OUT:
+`make` writes OUT/case.json:
 
-    bundle/       what `kokoro.text` reads of a Kokoro bundle: the reduced bundle's manifest.json
-                  and vocab.json (kokoro_case.py's `bundle_path`, exported first when missing),
-                  and g2p/ with misaki's data folders (tokenizer/, tagger/, lexicon/) as the
-                  three writers lay them out. The export does not write g2p/ yet, so the
-                  manifest copy lists it as a host file by name (never hashed: the bench
-                  verifies vocab.json alone) so that the bundle's closed-world check lets it be.
-    case.json     {"bundle", "cases": [{"text", "phonemize": `voxport phonemize kokoro TEXT`'s
-                  JSON}], "blank": {"text", "error": text_to_chunks' message}}
+    {"bundle": the reduced bundle (kokoro_case.py's `bundle_path`: exported first when missing
+               or stale; its g2p/ as the export writes it, letter rules included),
+     "cases": [{"text", "phonemize": `voxport phonemize kokoro TEXT --fallback rules`'s JSON}],
+     "blank": {"text", "error": text_to_chunks' message},
+     "long_number": {"text", "error": cli.py text_to_chunks' message},
+     "speak": {"text", "max_ids": the bundle's largest token bucket (at most 510), "phonemize":
+               `voxport phonemize kokoro TEXT --fallback rules --max-ids MAX_IDS`'s JSON: the
+               chunks `kokoro.speak` and KokoroSpeaker say for TEXT on this bundle}}
 
-TEXTS hold only words misaki's lexicon knows: the bench runs misaki with no fallback, Python's
-phonemize asks espeak-ng for the others.
+One text holds words in no lexicon (names), so the letter rules are what read them on both sides.
 """
 
 from __future__ import annotations
@@ -22,14 +21,16 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import kokoro_case
 
 from conversion.cli.main import main
-from conversion.kokoro.text.chunks import NothingToSayError, text_to_chunks
+from conversion.core.errors import UserError
+from conversion.kokoro.cli import MAX_NUMBER_DIGITS, text_to_chunks
+from conversion.kokoro.text.chunks import NothingToSayError
+from conversion.kokoro.text.ids import MAX_IDS
 
 TEXTS = (
     "Hello there.",
@@ -38,58 +39,49 @@ TEXTS = (
     "The owner’s “quiet” dog said — softly — no… This is the first sentence of a long text. "
     + "It goes on, and on, with words joined by commas; and a few more words, " * 4
     + "until it ends! Does it split? Yes: it does,\nacross lines too.",
+    # words in no lexicon: the fallback reads them
+    "Zorblatt met Siobhan in Frobtown. Quexilon’s grandmother, Mrs. Vlirp, waved.",
 )
 BLANK = "  \n\t "
-G2P = "g2p"
+# 301 digits in one run (commas and a zero-width space join it), after some words.
+LONG_NUMBER = "The count was 1,234" + "\u200b" + "5" * (MAX_NUMBER_DIGITS - 3) + " exactly."
 
 
-def phonemize(text: str) -> dict:
-    """`voxport phonemize kokoro TEXT`'s stdout, parsed."""
+def phonemize(text: str, max_ids: int | None = None) -> dict:
+    """`voxport phonemize kokoro TEXT --fallback rules [--max-ids N]`'s stdout, parsed."""
     out = io.StringIO()
+    limit = [] if max_ids is None else ["--max-ids", str(max_ids)]
     with contextlib.redirect_stdout(out):
-        code = main(["phonemize", "kokoro", text])
+        code = main(["phonemize", "kokoro", text, "--fallback", "rules", *limit])
     if code != 0:
         raise SystemExit(f"voxport phonemize kokoro {text!r}: exit {code}")
     return json.loads(out.getvalue())
 
 
-def text_bundle(dest: Path) -> Path:
-    """The reduced bundle's manifest and vocabulary, with a g2p/ folder beside them."""
-    from conversion.kokoro.lexicon.writer import write_lexicon
-    from conversion.kokoro.tagger.writer import write_tagger
-    from conversion.kokoro.text.g2p import english_g2p
-    from conversion.kokoro.tokenizer.writer import write_tokenizer
-
-    source = kokoro_case.bundle_path()
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    shutil.copyfile(source / "vocab.json", dest / "vocab.json")
-    manifest = json.loads((source / "manifest.json").read_text())
-    manifest["meta"]["files"][G2P] = "a folder: listed by name only"
-    (dest / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    nlp = english_g2p().nlp
-    write_tokenizer(dest / G2P / "tokenizer", nlp)
-    write_tagger(dest / G2P / "tagger", nlp)
-    write_lexicon(dest / G2P / "lexicon")
-    return dest
-
-
-def blank_error() -> str:
+def refusal(text: str, error: type[Exception]) -> str:
     try:
-        text_to_chunks(BLANK)
-    except NothingToSayError as e:
+        text_to_chunks(text)
+    except error as e:
         return str(e)
-    raise SystemExit(f"text_to_chunks({BLANK!r}) did not refuse it")
+    raise SystemExit(f"text_to_chunks({text[:20]!r}…) did not refuse it")
+
+
+def speaker_limit(bundle: Path) -> int:
+    """`KokoroPipeline.chunks`' limit: the largest predictor bucket's T, at most MAX_IDS."""
+    graphs = json.loads((bundle / "manifest.json").read_text())["graphs"]
+    return min(max(b["T"] for b in graphs["predictor"]["meta"]["buckets"]), MAX_IDS)
 
 
 def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    bundle = text_bundle(out / "bundle")
+    bundle = kokoro_case.bundle_path()
+    limit = speaker_limit(bundle)
     case = {
         "bundle": str(bundle),
         "cases": [{"text": t, "phonemize": phonemize(t)} for t in TEXTS],
-        "blank": {"text": BLANK, "error": blank_error()},
+        "blank": {"text": BLANK, "error": refusal(BLANK, NothingToSayError)},
+        "long_number": {"text": LONG_NUMBER, "error": refusal(LONG_NUMBER, UserError)},
+        "speak": {"text": TEXTS[-1], "max_ids": limit, "phonemize": phonemize(TEXTS[-1], limit)},
     }
     (out / "case.json").write_text(json.dumps(case, ensure_ascii=False, indent=1) + "\n")
 

@@ -3,7 +3,7 @@ import XCTest
 import VoxportTestSupport
 import VoxportCore
 import VoxportHost
-import VoxportText
+@testable import VoxportText
 
 /// `KokoroTextChunker` (misaki's G2P in Swift, `MisakiEnglish`, and the chunker's rules) against
 /// Python's `text_to_chunks` on the same texts: `conversion/kokoro/text/chunks_case.py` (a
@@ -108,5 +108,39 @@ final class KokoroTextChunkerTests: XCTestCase {
                        ["a", "b", "c", "d e" + "f g", "h"].map(Self.scalars))
         XCTAssertEqual(KokoroParagraphs.split("Cafe\u{301}").map(Self.scalars), [Self.scalars("Caf\u{E9}")])
         XCTAssertEqual(KokoroParagraphs.split(" \u{FEFF}\n\u{7} "), [])
+    }
+
+    /// A number of more than 300 digits (digits, commas and zero-width characters in one run,
+    /// `cli.py`'s `_NUMBER`) is refused before the G2P, at its first character in code points;
+    /// 300 are read. (The wording against Python's own: KokoroTextBenchTests.)
+    func testANumberTooLongIsRefusedBeforeTheG2P() throws {
+        let (folder, _) = try Self.pythonCases()
+        let asked = Replay([])
+        let chunker = try KokoroTextChunker(
+            english: try MisakiEnglish(folder: folder), fallback: { asked.answer($0) },
+            vocab: try KokoroVocab.load(folder.appendingPathComponent("vocab.json")))
+        let long = "🙂 Zorblatt counted 12,3\u{200B}" + String(repeating: "4", count: 297) + "5 sheep."
+        XCTAssertThrowsError(try chunker.chunks(long)) { error in
+            XCTAssertEqual((error as? VoxportError)?.kind, .user)
+            XCTAssertTrue("\(error)".hasPrefix("TEXT has a number of 301 digits at character 19: the G2P reads numbers of up to 300"), "\(error)")
+        }
+        XCTAssertEqual(asked.asked, [], "refused before the G2P asked for a word")
+        XCTAssertNoThrow(try KokoroTextChunker.checkNumbers("1" + String(repeating: ",234", count: 99) + "56, 7"))
+        XCTAssertThrowsError(try KokoroTextChunker.checkNumbers(String(repeating: "٣", count: 301)), "Arabic-Indic digits count")
+    }
+
+    /// misaki raising (`MisakiG2P.Failure`: here a fallback that raises as misaki's number reader
+    /// does) reaches the caller as a one-line user error, not as the G2P's own type.
+    func testAG2PFailureIsAUserError() throws {
+        let (folder, _) = try Self.pythonCases()
+        let chunker = try KokoroTextChunker(
+            english: try MisakiEnglish(folder: folder),
+            fallback: { throw MisakiG2P.Failure(description: "misaki's number reader raises on \(PythonRepr.string($0.text))") },
+            vocab: try KokoroVocab.load(folder.appendingPathComponent("vocab.json")))
+        XCTAssertThrowsError(try chunker.chunks("Zorblatt waved.")) { error in
+            XCTAssertEqual((error as? VoxportError)?.kind, .user, "\(type(of: error))")
+            XCTAssertEqual(
+                "\(error)", "TEXT has something the G2P cannot read (misaki's number reader raises on 'Zorblatt'): write it in words")
+        }
     }
 }

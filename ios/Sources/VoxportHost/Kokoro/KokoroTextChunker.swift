@@ -7,12 +7,39 @@ import VoxportText
 /// the word is skipped and named in a warning.
 public typealias KokoroFallback = @Sendable (MisakiG2PToken) throws -> (phonemes: String?, rating: Int?)
 
+/// Which fallback a Kokoro bundle's text path asks for a word in no lexicon.
+public enum KokoroFallbackChoice: Sendable {
+    /// The bundle's letter rules, `g2p/fallback/` (`MisakiLetterRules`): the default, so that
+    /// Swift's text path equals `voxport phonemize|speak kokoro --fallback rules`.
+    case bundleRules
+    /// None: misaki's `unk=""`, the word skipped and named in a warning.
+    case skip
+    /// Another (a test replaying espeak-ng's answers, as `--fallback espeak` gives them).
+    case custom(KokoroFallback)
+
+    /// The fallback itself, read from `bundle` for `.bundleRules`.
+    public func resolve(_ bundle: URL) throws -> KokoroFallback? {
+        switch self {
+        case .bundleRules:
+            let rules = try KokoroBundleFiles.letterRules(bundle)
+            return { rules($0) }
+        case .skip: return nil
+        case .custom(let fallback): return fallback
+        }
+    }
+}
+
 /// Text to Kokoro's chunks, `conversion/kokoro/text/chunks.py`'s `text_to_chunks` rule for rule
 /// over `MisakiEnglish`'s tokens: paragraphs (`KokoroParagraphs`), misaki per paragraph, one
 /// chunk per sentence (after `. ! ? …`, closers kept), a sentence too long split at clauses
 /// (after `, ; : —`) packed greedily, then words, then one word cut by symbol; "fits" is the
 /// chunk's phonemes plus the two pads within `maxIDs`. Chunks with nothing to say are left out;
-/// none left is Python's `NothingToSayError`, worded the same.
+/// none left is Python's `NothingToSayError`, worded the same. A number of more than
+/// `maxNumberDigits` digits is refused before the G2P as `conversion/kokoro/cli.py`'s
+/// `text_to_chunks` refuses it, and a G2P failure is a user error, as Python's CLI says it.
+///
+/// `load(bundle)` reads words in no lexicon with the bundle's letter rules (`g2p/fallback/`):
+/// its chunks are `voxport phonemize kokoro TEXT --fallback rules`'s.
 public struct KokoroTextChunker: Sendable {
     static let sentenceEnds = Set(".!?…".unicodeScalars)
     static let clauseEnds = Set(",;:—".unicodeScalars)
@@ -33,14 +60,15 @@ public struct KokoroTextChunker: Sendable {
         self.maxIDs = maxIDs
     }
 
-    /// A Kokoro bundle's chunker: misaki over its `g2p/` folder, its `vocab.json`, at `maxIDs`
-    /// (default: what `voxport phonemize kokoro` uses).
-    public static func load(_ bundle: ModelBundle, fallback: KokoroFallback?, maxIDs: Int = KokoroPipeline.maxIDs) throws
-        -> KokoroTextChunker
-    {
+    /// A Kokoro bundle's chunker: misaki over its `g2p/` folder, words in no lexicon read by
+    /// `fallback` (default: the bundle's letter rules, as `--fallback rules`), its `vocab.json`,
+    /// at `maxIDs` (default: what `voxport phonemize kokoro` uses).
+    public static func load(
+        _ bundle: ModelBundle, fallback: KokoroFallbackChoice = .bundleRules, maxIDs: Int = KokoroPipeline.maxIDs
+    ) throws -> KokoroTextChunker {
         let english = try loadEnglish(bundle.url)
         let vocab = try KokoroVocab.load(try bundle.fileURL(KokoroVocab.fileName))
-        return try KokoroTextChunker(english: english, fallback: fallback, vocab: vocab, maxIDs: maxIDs)
+        return try KokoroTextChunker(english: english, fallback: try fallback.resolve(bundle.url), vocab: vocab, maxIDs: maxIDs)
     }
 
     /// misaki over `bundle/g2p/`; a bundle exported before it had one is told how to get one.
@@ -65,6 +93,7 @@ public struct KokoroTextChunker: Sendable {
     /// The chunks of `text` and the warnings Python raises on the way, in its order: per
     /// paragraph the unpronounced words, then per chunk the symbols its ids drop.
     public func chunks(_ text: String) throws -> (chunks: [KokoroChunk], warnings: [String]) {
+        try Self.checkNumbers(text)
         let paras = KokoroParagraphs.split(text)
         guard !paras.isEmpty else {
             throw VoxportError(.user, "nothing to say: the text is empty; give some words to speak")
@@ -73,7 +102,13 @@ public struct KokoroTextChunker: Sendable {
         var chunks: [KokoroChunk] = []
         var warnings: [String] = []
         for para in paras {
-            let tokens = try english.phonemize(para, fallback: fallback).tokens.map {
+            let read: (phonemes: String, tokens: [MisakiG2PToken])
+            do {
+                read = try english.phonemize(para, fallback: fallback)
+            } catch let e as MisakiG2P.Failure {
+                throw Self.unreadable(e)
+            }
+            let tokens = read.tokens.map {
                 KokoroWordToken(text: $0.text, phonemes: $0.phonemes, whitespace: $0.whitespace)
             }
             if let w = Self.unpronounced(tokens) { warnings.append(w) }
@@ -95,6 +130,50 @@ public struct KokoroTextChunker: Sendable {
                     + "give words, not only punctuation or symbols")
         }
         return (chunks, warnings)
+    }
+
+    /// `cli.py`'s `MAX_NUMBER_DIGITS`: longer numbers make num2words overflow (or crawl).
+    public static let maxNumberDigits = 300
+
+    /// `cli.py`'s `text_to_chunks` check: each run `_NUMBER` matches (a decimal digit, then
+    /// digits, commas and zero-width characters, ending on a digit) holds at most
+    /// `maxNumberDigits` digits; else its message, with the run's first character as Python
+    /// counts it (code points).
+    public static func checkNumbers(_ text: String) throws {
+        func isDigit(_ c: Unicode.Scalar) -> Bool { c.properties.generalCategory == .decimalNumber }
+        func joins(_ c: Unicode.Scalar) -> Bool {
+            isDigit(c) || c == "," || (0x200B...0x200D).contains(c.value) || c.value == 0x2060 || c.value == 0xFEFF
+        }
+        let scalars = Array(text.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            guard isDigit(scalars[i]) else {
+                i += 1
+                continue
+            }
+            var last = i, k = i, digits = 0
+            while k < scalars.count, joins(scalars[k]) {
+                if isDigit(scalars[k]) {
+                    last = k
+                    digits += 1
+                }
+                k += 1
+            }
+            if digits > maxNumberDigits {
+                throw VoxportError(
+                    .user, "TEXT has a number of \(digits) digits at character \(i): the G2P reads numbers of up to "
+                        + "\(maxNumberDigits) digits; write it in words, or split it into groups")
+            }
+            i = last + 1
+        }
+    }
+
+    /// A `MisakiG2P.Failure` (misaki raising on the text: a number num2words cannot say) as the
+    /// user error Python's CLI makes of its `OverflowError`.
+    static func unreadable(_ failure: MisakiG2P.Failure) -> VoxportError {
+        let said = failure.description.unicodeScalars
+        let shown = said.count > 60 ? String(String.UnicodeScalarView(said.prefix(60))) + "…" : failure.description
+        return VoxportError(.user, "TEXT has something the G2P cannot read (\(shown)): write it in words")
     }
 
     /// `_warn_unpronounced`'s message, nil when every word with text has phonemes.

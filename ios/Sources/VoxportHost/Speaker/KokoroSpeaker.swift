@@ -22,7 +22,10 @@ public struct KokoroSpeakOptions {
 /// Kokoro as a `Speaker`, one chunk at a time.
 ///
 /// `speak` takes TEXT: `KokoroTextChunker` (misaki's G2P in Swift, `MisakiEnglish`, over the
-/// bundle's `g2p/` data, and the chunker's rules of `text/chunks.py`) makes the chunks, and each
+/// bundle's `g2p/` data, words in no lexicon read by the bundle's letter rules unless the caller
+/// gives another fallback, and the chunker's rules of `text/chunks.py`) makes the chunks: a
+/// bundle's Speaker says what `voxport speak kokoro TEXT --fallback rules` says (its phonemes:
+/// `voxport phonemize kokoro TEXT --fallback rules`). Each
 /// `SpeechChunk` carries the chunk's text and its words' times (the publisher's rule over the
 /// predicted durations, `KokoroWordTimings`). `speak(phonemes:)` takes a ready phoneme string
 /// (what `voxport phonemize kokoro "TEXT"` prints), each chunk's `text` its phonemes and no
@@ -47,10 +50,13 @@ public struct KokoroSpeaker: Speaker {
     public let fallback: KokoroFallback?
     /// The bundle a missing `english` was looked for in (the message names it).
     let bundleURL: URL?
+    /// Why this bundle cannot read text (no `g2p/`, or no `g2p/fallback/` where its rules were
+    /// asked for), said by `speak(text)`; its phonemes still speak.
+    let textError: VoxportError?
 
     public init(
         runner: any GraphRunner, vocab: KokoroVocab, voices: VoiceLibrary, source: HarmonicSource,
-        english: MisakiEnglish? = nil, fallback: KokoroFallback? = nil, bundleURL: URL? = nil
+        english: MisakiEnglish? = nil, fallback: KokoroFallback? = nil, bundleURL: URL? = nil, textError: VoxportError? = nil
     ) throws {
         // Refuses a bundle without Kokoro's graphs now, not at the first speak.
         _ = try KokoroPipeline(runner: runner, vocab: vocab, source: source)
@@ -61,17 +67,32 @@ public struct KokoroSpeaker: Speaker {
         self.english = english
         self.fallback = fallback
         self.bundleURL = bundleURL
+        self.textError = textError
     }
 
-    /// An opened (verified) bundle's host files and G2P data over `runner`. A bundle without
-    /// `g2p/` opens (its phonemes still speak); its `speak(text)` says how to get one.
-    public init(runner: any GraphRunner, bundle: ModelBundle, fallback: KokoroFallback? = nil) throws {
+    /// An opened (verified) bundle's host files and G2P data over `runner`; words in no lexicon
+    /// read by `fallback` (default: the bundle's letter rules, `g2p/fallback/`, so that the text
+    /// path is `voxport speak kokoro --fallback rules`'s; `.skip` for none). A bundle without
+    /// `g2p/` or its rules opens (its phonemes still speak); its `speak(text)` says how to get them.
+    public init(runner: any GraphRunner, bundle: ModelBundle, fallback: KokoroFallbackChoice = .bundleRules) throws {
         let files = try KokoroBundleFiles.load(bundle)
         let hasG2P = FileManager.default.fileExists(atPath: bundle.url.appendingPathComponent(Self.g2pFolder).path)
-        let english = hasG2P ? try KokoroTextChunker.loadEnglish(bundle.url) : nil
+        var english: MisakiEnglish?
+        var chosen: KokoroFallback?
+        var textError: VoxportError?
+        if !hasG2P {
+            textError = KokoroTextChunker.missingG2P(bundle.url)
+        } else {
+            do {
+                chosen = try fallback.resolve(bundle.url)
+                english = try KokoroTextChunker.loadEnglish(bundle.url)
+            } catch let e as VoxportError where e.kind == .user {
+                textError = e  // a bundle exported before g2p/fallback/
+            }
+        }
         try self.init(
-            runner: runner, vocab: files.vocab, voices: files.voices, source: files.source, english: english, fallback: fallback,
-            bundleURL: bundle.url)
+            runner: runner, vocab: files.vocab, voices: files.voices, source: files.source, english: english, fallback: chosen,
+            bundleURL: bundle.url, textError: textError)
     }
 
     public var model: String { "kokoro" }
@@ -82,7 +103,7 @@ public struct KokoroSpeaker: Speaker {
     /// The text chunker at this bundle's largest token bucket (`KokoroPipeline.chunks(text)`).
     public func textChunker() throws -> KokoroTextChunker {
         guard let english else {
-            throw KokoroTextChunker.missingG2P(bundleURL ?? URL(fileURLWithPath: "this Kokoro bundle"))
+            throw textError ?? KokoroTextChunker.missingG2P(bundleURL ?? URL(fileURLWithPath: "this Kokoro bundle"))
         }
         let pipeline = try KokoroPipeline(runner: runner, vocab: vocab, source: source)
         return try KokoroTextChunker(english: english, fallback: fallback, vocab: vocab, maxIDs: pipeline.maxChunkIDs)
