@@ -18,7 +18,9 @@ final class UtteranceRecorderTests: XCTestCase {
 
         let speaker = try rec.speaker(try rec.runner())
         var seen: [SpeechProgress] = []
-        let u = try await UtteranceRecorder.record(speaker, rec.fx.phonemes, voice: rec.voice, options: rec.options()) { seen.append($0) }
+        // The recording is of Python's pipeline speaking phonemes: the Speaker's phoneme path.
+        let stream = try speaker.speak(phonemes: rec.fx.phonemes, voice: rec.voice, options: rec.options())
+        let u = try await UtteranceRecorder.record(stream, sampleRate: speaker.sampleRate) { seen.append($0) }
         XCTAssertEqual(bitwiseMismatches(u.samples, want), [], "the utterance is the pipeline's audio")
         XCTAssertEqual(u.samples.count, want.count)
         XCTAssertEqual(u.sampleRate, 24000)
@@ -45,7 +47,8 @@ final class UtteranceRecorderTests: XCTestCase {
         let runner = GatedRunner(wrapping: try rec.runner(), holdAt: first)
         let speaker = try rec.speaker(runner)
         let recording = Task {
-            try await UtteranceRecorder.record(speaker, rec.fx.phonemes, voice: rec.voice, options: rec.options()) { _ in
+            let stream = try speaker.speak(phonemes: rec.fx.phonemes, voice: rec.voice, options: rec.options())
+            return try await UtteranceRecorder.record(stream, sampleRate: speaker.sampleRate) { _ in
                 withUnsafeCurrentTask { $0?.cancel() }
             }
         }
