@@ -25,11 +25,9 @@ public struct KokoroChunk: Equatable, Sendable {
 /// `. ! ? …`, closing marks kept), then clauses (after `, ; : —`) packed greedily, then words,
 /// then a word cut by symbol; chunks with nothing to say are left out.
 public struct PhonemeChunker: Sendable {
-    static let sentenceEnds = Set(".!?…".unicodeScalars)
-    static let clauseEnds = Set(",;:—".unicodeScalars)
-    static let closers = Set(")”»'’".unicodeScalars)
     static let openers = Set("(“«".unicodeScalars)
-    static let marks = sentenceEnds.union(clauseEnds).union(closers).union(openers)
+    static let marks = KokoroTextChunker.sentenceEnds.union(KokoroTextChunker.clauseEnds)
+        .union(KokoroTextChunker.closers).union(openers)
 
     struct Token {
         let phonemes: [Unicode.Scalar]
@@ -47,17 +45,22 @@ public struct PhonemeChunker: Sendable {
         self.vocab = vocab
     }
 
-    /// The chunks, with the warnings of symbols the vocabulary drops (one per chunk).
+    /// The chunks, with the warnings of symbols the vocabulary drops (one per chunk). The
+    /// phoneme string's words go through the text chunker's own rules (`KokoroTextChunker`'s
+    /// `splitAfter` / `pack`), as `phoneme_split.py` runs `chunks.py`'s on its tokens.
     public func split(_ phonemes: String) -> (chunks: [KokoroChunk], warnings: [String]) {
         let budget = maxIDs - 2
         var chunks: [KokoroChunk] = []
         var warnings: [String] = []
-        for sentence in Self.splitAfter(Self.tokens(phonemes), Self.sentenceEnds) {
-            for piece in Self.pack([sentence], budget, 0) {
-                let text = String(String.UnicodeScalarView(piece))
-                let (ids, warning) = vocab.encode(text)
+        let words = Self.tokens(phonemes).map {
+            let p = String(String.UnicodeScalarView($0.phonemes))
+            return KokoroWordToken(text: p, phonemes: p, whitespace: $0.spaced ? " " : "")
+        }
+        for sentence in KokoroTextChunker.splitAfter(words, KokoroTextChunker.sentenceEnds) {
+            for piece in KokoroTextChunker.pack([sentence], budget, 0) {
+                let (ids, warning) = vocab.encode(piece.phonemes)
                 if let warning { warnings.append(warning) }
-                if vocab.hasSpeech(ids) { chunks.append(KokoroChunk(phonemes: text, ids: ids)) }
+                if vocab.hasSpeech(ids) { chunks.append(KokoroChunk(phonemes: piece.phonemes, ids: ids)) }
             }
         }
         return (chunks, warnings)
@@ -65,7 +68,8 @@ public struct PhonemeChunker: Sendable {
 
     static func isSpace(_ s: Unicode.Scalar) -> Bool { s.properties.isWhitespace }
 
-    /// A mark is a token of its own, a run of other symbols is a word; trailing spaces mark it.
+    /// `phoneme_tokens`: a mark is a token of its own, a run of other symbols is a word;
+    /// trailing spaces mark it.
     static func tokens(_ text: String) -> [Token] {
         let s = Array(text.unicodeScalars)
         var out: [Token] = []
@@ -82,84 +86,5 @@ public struct PhonemeChunker: Sendable {
             i = k
         }
         return out
-    }
-
-    /// `tokens_phonemes`: each token's phonemes, one space where it had whitespace, trimmed.
-    static func phonemes(_ tokens: ArraySlice<Token>) -> [Unicode.Scalar] {
-        var out: [Unicode.Scalar] = []
-        for t in tokens {
-            out += t.phonemes
-            if t.spaced { out.append(" ") }
-        }
-        return strip(out[...])
-    }
-
-    static func strip(_ s: ArraySlice<Unicode.Scalar>) -> [Unicode.Scalar] {
-        var lo = s.startIndex, hi = s.endIndex
-        while lo < hi, isSpace(s[lo]) { lo += 1 }
-        while hi > lo, isSpace(s[hi - 1]) { hi -= 1 }
-        return Array(s[lo..<hi])
-    }
-
-    static func madeOf(_ t: Token, _ set: Set<Unicode.Scalar>) -> Bool {
-        let p = strip(t.phonemes[...])
-        return !p.isEmpty && p.allSatisfy { set.contains($0) }
-    }
-
-    /// `split_after`: groups closed after a run of end marks (and the closers after them).
-    static func splitAfter(_ tokens: [Token], _ ends: Set<Unicode.Scalar>) -> [[Token]] {
-        var groups: [[Token]] = []
-        var current: [Token] = []
-        var inTail = false
-        for (i, t) in tokens.enumerated() {
-            current.append(t)
-            if madeOf(t, ends) {
-                inTail = true
-            } else if !(inTail && madeOf(t, closers)) {
-                inTail = false
-            }
-            let next = i + 1 < tokens.count ? tokens[i + 1] : nil
-            if inTail, next.map({ !(madeOf($0, ends) || madeOf($0, closers)) }) ?? true {
-                groups.append(current)
-                current = []
-                inTail = false
-            }
-        }
-        if !current.isEmpty { groups.append(current) }
-        return groups
-    }
-
-    static func fits(_ tokens: [Token], _ budget: Int) -> Bool { phonemes(tokens[...]).count <= budget }
-
-    /// `_pack`: consecutive groups packed greedily under `budget`.
-    static func pack(_ groups: [[Token]], _ budget: Int, _ level: Int) -> [[Unicode.Scalar]] {
-        var pieces: [[Unicode.Scalar]] = []
-        var current: [Token] = []
-        for group in groups {
-            if fits(current + group, budget) {
-                current += group
-                continue
-            }
-            if !current.isEmpty { pieces.append(phonemes(current[...])) }
-            current = []
-            if fits(group, budget) {
-                current = group
-            } else {
-                pieces += splitLong(group, budget, level)
-            }
-        }
-        if !current.isEmpty { pieces.append(phonemes(current[...])) }
-        return pieces
-    }
-
-    /// `_split_long`: clauses, then words, then the phonemes cut every `budget` symbols.
-    static func splitLong(_ group: [Token], _ budget: Int, _ level: Int) -> [[Unicode.Scalar]] {
-        if level < 2 {
-            let finer = level == 0 ? splitAfter(group, clauseEnds) : group.map { [$0] }
-            if finer.count > 1 { return pack(finer, budget, level + 1) }
-            return splitLong(group, budget, level + 1)
-        }
-        let ps = phonemes(group[...])
-        return stride(from: 0, to: ps.count, by: budget).map { strip(ps[$0..<min($0 + budget, ps.count)]) }
     }
 }
