@@ -78,17 +78,17 @@ def _rtf(name: str, seconds: Sequence[float], audio_s: float) -> dict[str, float
 
 def measure(
     cases: Sequence[tuple[host.Chunk, np.ndarray]],
-    kb,
+    pipeline,
     references: dict[str, Engine],
     repeats: int,
     seed: int = 0,
     on_step: Callable[[str], None] | None = None,
     pool: WorkerPool | None = None,
 ) -> dict[str, float | int]:
-    """`repeats` passes over the same `cases`: each reference engine, then the bundle `kb`
+    """`repeats` passes over the same `cases`: each reference engine, then the bundle's `pipeline`
     (a KokoroPipeline: `synthesize_ids`, `session.since_mark()`, `tables`), then the same
     cases side by side over `pool`'s workers when it has more than one. Figures (calls and
-    per-graph times are `kb`'s: the one-worker run)."""
+    per-graph times are `pipeline`'s: the one-worker run)."""
     if repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {repeats}")
     seconds: dict[str, list[float]] = {name: [] for name in [*references, "coreai_bundle"]}
@@ -102,14 +102,16 @@ def measure(
     audio_s = 0.0
     frames_needed: list[dict[str, int]] = []
     step = on_step or (lambda _label: None)
-    kb.session.since_mark()  # calls made before the bench (warm-up, loading) are not counted
+    pipeline.session.since_mark()  # calls made before the bench (warm-up, loading) are not counted
     for rep in range(repeats):
         for name, engine in references.items():
             _timed(seconds[name], lambda e=engine: [e(chunk, ref_s) for chunk, ref_s in cases])
             step(f"{name} {rep + 1}")
         results = _timed(
             seconds["coreai_bundle"],
-            lambda: [kb.synthesize_ids(chunk.ids, ref_s, seed=seed) for chunk, ref_s in cases],
+            lambda: [
+                pipeline.synthesize_ids(chunk.ids, ref_s, seed=seed) for chunk, ref_s in cases
+            ],
         )
         step(f"bundle {rep + 1}")
         if multi:  # the same cases, each on the next free worker
@@ -120,7 +122,7 @@ def measure(
                 ),
             )
             step(f"bundle x{pool.size} {rep + 1}")
-        ms, n = kb.session.since_mark()
+        ms, n = pipeline.session.since_mark()
         for g in ms:
             graph_ms[g] = graph_ms.get(g, 0.0) + ms[g]
             calls[g] = calls.get(g, 0) + n[g]
@@ -138,7 +140,7 @@ def measure(
     figures["coreai_host_share"] = round(host_ms / (sum(seconds["coreai_bundle"]) * 1e3), 4)
     figures["runtime_calls"] = total_calls = sum(calls.values())
     figures["runtime_calls_per_audio_s"] = round(total_calls / (audio_s * repeats), 3)
-    _padding_figures(figures, frames_needed, kb.tables["vocoder"])
+    _padding_figures(figures, frames_needed, pipeline.tables["vocoder"])
     for g, ms in graph_ms.items():
         figures[f"{g}_ms_per_sentence"] = round(ms / per, 1)
         figures[f"{g}_calls_per_sentence"] = round(calls[g] / per, 3)
@@ -168,12 +170,12 @@ def _worker_figures(figures: dict[str, float | int], workers: int) -> None:
             figures[f"bundle_over_eager_{w}w"] = round(rtf / figures["eager_torch_rtf"], 4)
 
 
-def _pool(kb, workers: int) -> WorkerPool:
-    """The bench's workers: `kb` itself for one (its run is the one-worker figure already),
+def _pool(pipeline, workers: int) -> WorkerPool:
+    """The bench's workers: `pipeline` itself for one (its run is the one-worker figure already),
     else `workers` runtime children of the same bundle."""
     if workers == 1:
-        return WorkerPool.inline(kb)
-    return WorkerPool(lambda isolate: type(kb)(kb.path, isolate=isolate), workers)
+        return WorkerPool.inline(pipeline)
+    return WorkerPool(lambda isolate: type(pipeline)(pipeline.path, isolate=isolate), workers)
 
 
 def run_bench(
@@ -214,14 +216,14 @@ def run_bench(
 
     references = {"eager_torch": eager, "onnxruntime_int8": onnx}
     with (
-        KokoroPipeline(bundle) as kb,
-        _pool(kb, workers) as pool,
+        KokoroPipeline(bundle) as pipeline,
+        _pool(pipeline, workers) as pool,
         progress_steps((3 + (workers > 1)) * repeats, "bench kokoro") as bar,
     ):
         figures: dict[str, float | int | str] = dict(
-            measure(cases, kb, references, repeats, seed, on_step=bar.step, pool=pool)
+            measure(cases, pipeline, references, repeats, seed, on_step=bar.step, pool=pool)
         )
-        ops = profile_calls(kb.session) if profile else None
+        ops = profile_calls(pipeline.session) if profile else None
     figures["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     figures["threads"] = EAGER_THREADS
     figures["bundle_dtype"] = dtype

@@ -321,9 +321,9 @@ class BaselineCalls:
         self.recording = True
         self.served = 0
 
-    def attach(self, kb) -> None:
-        hashes = {g: e["sha256"] for g, e in kb.manifest.graphs.items()}
-        kb.session = _Replaying(kb.session, self, hashes)
+    def attach(self, pipeline) -> None:
+        hashes = {g: e["sha256"] for g, e in pipeline.manifest.graphs.items()}
+        pipeline.session = _Replaying(pipeline.session, self, hashes)
 
 
 class _Replaying:
@@ -393,9 +393,9 @@ class KokoroMutantRun:
                 return self.ladder(self.baseline_bundle())
             with tempfile.TemporaryDirectory(prefix="voxport-kokoro-mutant-") as tmp:
                 folder = mutated_bundle(self.baseline, self.kmodel, mutant.graph, Path(tmp) / "b")
-                with pipeline.KokoroPipeline(folder, isolate=True) as kb:
-                    self.calls.attach(kb)
-                    return self.ladder(kb)
+                with pipeline.KokoroPipeline(folder, isolate=True) as mutated:
+                    self.calls.attach(mutated)
+                    return self.ladder(mutated)
 
     def close(self) -> None:
         if self._loaded is not None:

@@ -244,10 +244,12 @@ class KokoroPipeline(LoadedPipeline):
         if on_progress is not None:
             on_progress(0, len(chunks), "")
 
-        def work(kb: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
+        def work(pipeline: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
             i, chunk = item
-            kb.between_utterances()  # stateless graphs: any chunk boundary is a restart point
-            return kb._speak_chunk(chunk, pack, options.speed, options.seed + i, options.fallback)
+            pipeline.between_utterances()  # stateless graphs: any chunk boundary is a restart point
+            return pipeline._speak_chunk(
+                chunk, pack, options.speed, options.seed + i, options.fallback
+            )
 
         def deliver(i: int, parts: list[ChunkResult]) -> None:
             for part in parts:

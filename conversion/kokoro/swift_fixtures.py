@@ -302,18 +302,18 @@ class _RecordingSession(StandInSession):
 def _write_pipeline(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock) -> None:
     from .pipeline import KokoroPipeline
 
-    kb = object.__new__(KokoroPipeline)
-    kb.tables = {g: BucketTable(t) for g, t in PIPELINE_BUCKETS.items()}
-    kb.source_weight, kb.source_bias = weight, bias
-    kb.session = _RecordingSession(np.random.default_rng(17))
+    pipeline = object.__new__(KokoroPipeline)
+    pipeline.tables = {g: BucketTable(t) for g, t in PIPELINE_BUCKETS.items()}
+    pipeline.source_weight, pipeline.source_bias = weight, bias
+    pipeline.session = _RecordingSession(np.random.default_rng(17))
     pack = formula_pack(1)
-    chunks = split_phonemes(PIPELINE_PHONEMES, max_ids=kb.tables["predictor"].limits()["T"])
+    chunks = split_phonemes(PIPELINE_PHONEMES, max_ids=pipeline.tables["predictor"].limits()["T"])
     d = root / "pipeline"
     d.mkdir(parents=True, exist_ok=True)
     results, expect = [], []
     with zip_clock():
         for i, chunk in enumerate(chunks):
-            n = len(kb.session.calls)
+            n = len(pipeline.session.calls)
             ref_s = host.ref_s_for(pack, chunk.n_phonemes)
             # The draws depend on the frames, known only after the predictor: record them.
             real: dict = {}
@@ -325,7 +325,7 @@ def _write_pipeline(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock)
 
             host.draw_source_noise = draws_for
             try:
-                result = kb.synthesize_ids(chunk.ids, ref_s, speed=1.0, seed=i)
+                result = pipeline.synthesize_ids(chunk.ids, ref_s, speed=1.0, seed=i)
             finally:
                 host.draw_source_noise = saved
             results.append(result)
@@ -333,7 +333,7 @@ def _write_pipeline(root: Path, weight: np.ndarray, bias: np.ndarray, zip_clock)
                 d / f"chunk{i}_noise.npz", rand_ini=real["rand_ini"], sine_noise=real["sine_noise"]
             )
             calls = []
-            for graph, function, inputs, outputs in kb.session.calls[n:]:
+            for graph, function, inputs, outputs in pipeline.session.calls[n:]:
                 for kind, arrays in (("in", inputs), ("out", outputs)):
                     c_order = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
                     np.savez(d / f"chunk{i}_{graph}_{kind}.npz", **c_order)

@@ -56,13 +56,15 @@ def test_repeats_repeat_the_same_sentences_and_calls_are_counted():
     cases = _cases([5, 9])
     once = dict.fromkeys(("predictor", "prosody", "vocoder"), 1)
     twice = {g: 2 for g in once}  # a sentence split again: every graph twice
-    kb = StandInBundle({5: once, 9: twice})
-    kb.session.run("predictor", "warm", {})  # before the bench: not counted
+    pipeline = StandInBundle({5: once, 9: twice})
+    pipeline.session.run("predictor", "warm", {})  # before the bench: not counted
     seen: list[int] = []
-    figures = bench.measure(cases, kb, {"eager_torch": lambda c, r: seen.append(len(c.ids))}, 3)
+    figures = bench.measure(
+        cases, pipeline, {"eager_torch": lambda c, r: seen.append(len(c.ids))}, 3
+    )
     assert seen == [5, 9] * 3  # the same two sentences in each of the 3 repeats
     assert figures["sentences"] == 2 and figures["repeats"] == 3
-    assert figures["runtime_calls"] == len(kb.raw.calls) - 1 == 27
+    assert figures["runtime_calls"] == len(pipeline.raw.calls) - 1 == 27
     assert figures["audio_s"] == 1.0  # 2 sentences x 12,000 samples at 24 kHz, one pass
     assert figures["runtime_calls_per_audio_s"] == 9.0  # 27 calls over 3 x 1 s
     assert figures["vocoder_calls_per_sentence"] == 1.5

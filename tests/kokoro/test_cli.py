@@ -180,19 +180,19 @@ def test_memory_stays_flat_over_50_sentences(gated_bundle):
     pack = host.load_voice("jf_alpha")
     chunk = host.text_to_chunks("Hello.")[0]
     ref_s = host.ref_s_for(pack, chunk.n_phonemes)
-    with KokoroPipeline(bundle) as kb:
-        kb.synthesize_ids(chunk.ids, ref_s)  # warm: lowering, first allocations
+    with KokoroPipeline(bundle) as pipeline:
+        pipeline.synthesize_ids(chunk.ids, ref_s)  # warm: lowering, first allocations
         start = proc.memory_info().rss
         for i in range(50):
             if i % 10 == 9:
-                kb.synthesize_ids(chunk.ids, ref_s, seed=i)
+                pipeline.synthesize_ids(chunk.ids, ref_s, seed=i)
                 continue
-            pred = kb.predictor(chunk.ids, ref_s)
+            pred = pipeline.predictor(chunk.ids, ref_s)
             pred_dur = host.pred_durations(pred["duration"])
             host.harmonic_source(
                 np.zeros((1, 2 * int(pred_dur.sum())), np.float32),
-                kb.source_weight,
-                kb.source_bias,
+                pipeline.source_weight,
+                pipeline.source_bias,
                 **{
                     k: v
                     for k, v in host.draw_source_noise(2 * int(pred_dur.sum()), i).items()

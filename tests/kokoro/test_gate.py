@@ -61,8 +61,8 @@ def cases(kmodel):
         return gate.make_cases(kmodel, SENTENCES, gate.GATE_VOICE, seed=0)
 
 
-def _speech_results(kb, cases) -> dict[str, object]:
-    speech = gate._Speech(kb, cases, runs=None)
+def _speech_results(pipeline, cases) -> dict[str, object]:
+    speech = gate._Speech(pipeline, cases, runs=None)
     absolute, relative = gate.asr_rungs(speech)
     rungs = {
         "G2P": gate.g2p_rung(cases),
@@ -97,9 +97,9 @@ def test_healthy_g2p_passes_the_g2p_and_absolute_asr_rungs(kmodel, cases):
     """voxport's G2P on "Hello.": KPipeline's phonemes, and Whisper hears the text. (The
     relative and speaker rungs compare with the oracle: on a stand-in that *is* the oracle
     they would compare a thing with itself, so only the runtime ladder shows them.)"""
-    kb = EagerStandIn(kmodel)
-    res = _speech_results(kb, cases[:1])
-    assert kb.spoken == [cases[0].chunk.ids]
+    pipeline = EagerStandIn(kmodel)
+    res = _speech_results(pipeline, cases[:1])
+    assert pipeline.spoken == [cases[0].chunk.ids]
     assert res["G2P"].passed and res["G2P"].value == 1.0, res["G2P"].detail
     assert res["ASR abs"].passed, (res["ASR abs"].value, res["ASR abs"].detail)
     assert res["ASR abs"].threshold == CARD_WER_MAX
@@ -111,21 +111,21 @@ def test_healthy_g2p_passes_the_g2p_and_absolute_asr_rungs(kmodel, cases):
     # The measured scale is in the note, not the name: a seed sweep lines rungs up by name
     # (with it in the name, each seed's speaker rung counted as a rung missing from the others).
     assert f"{between:.3f}" not in res["speaker"].name
-    assert res["speaker"].name == gate.speaker_rung(gate._Speech(kb, cases[:1], None)).name
+    assert res["speaker"].name == gate.speaker_rung(gate._Speech(pipeline, cases[:1], None)).name
 
 
 def test_a_g2p_bug_fails_the_g2p_and_absolute_asr_rungs(kmodel, cases):
-    kb = EagerStandIn(kmodel)
-    res = _speech_results(kb, cases)
-    assert kb.spoken == [c.chunk.ids for c in cases]  # the bundle side speaks voxport's ids
+    pipeline = EagerStandIn(kmodel)
+    res = _speech_results(pipeline, cases)
+    assert pipeline.spoken == [c.chunk.ids for c in cases]  # the bundle side speaks voxport's ids
     print(f"G2P bug: G2P {res['G2P'].value}, WER {res['ASR abs'].value:.4f}")
     assert res["G2P"].value == 0.5 and f"{SENTENCES[1]!r}" in res["G2P"].detail
     assert not res["ASR abs"].passed and res["ASR abs"].value > CARD_WER_MAX
 
 
 def test_the_wrong_voice_fails_the_speaker_rung(kmodel, cases):
-    kb = EagerStandIn(kmodel, voice_pack=host.load_voice(gate.SCALE_VOICE))
-    res = _speech_results(kb, cases[:1])
+    pipeline = EagerStandIn(kmodel, voice_pack=host.load_voice(gate.SCALE_VOICE))
+    res = _speech_results(pipeline, cases[:1])
     print(f"speaker: bundle side in {gate.SCALE_VOICE}: {res['speaker'].value:.4f}")
     assert not res["speaker"].passed and res["speaker"].value < CARD_SPEAKER_COS_MIN
 

@@ -155,19 +155,19 @@ class ClosingStandIn(StandInBundle):
 def test_bench_measures_one_and_n_workers_over_the_same_sentences():
     cases = _cases([5, 9, 5, 9])
     plan = {5: dict.fromkeys(("predictor", "vocoder"), 1), 9: dict.fromkeys(("vocoder",), 2)}
-    kb = StandInBundle(plan)
+    pipeline = StandInBundle(plan)
     spoken: list[int] = []
     with WorkerPool(lambda isolate: ClosingStandIn(plan), 2) as pool:
         workers = pool._pipelines
         eager = {"eager_torch": lambda c, r: time.sleep(0.002)}  # an RTF that rounds above 0
-        figures = bench.measure(cases, kb, eager, 2, pool=pool)
+        figures = bench.measure(cases, pipeline, eager, 2, pool=pool)
         spoken = [len(w.raw.calls) for w in workers]
     assert spoken[0] > 0 and spoken[1] > 0  # both workers spoke; every case twice in all
-    assert sum(spoken) == len(kb.raw.calls) == 2 * (2 + 2 + 2 + 2)
+    assert sum(spoken) == len(pipeline.raw.calls) == 2 * (2 + 2 + 2 + 2)
     assert figures["workers"] == 2
     assert figures["coreai_bundle_rtf_1w"] == figures["coreai_bundle_rtf"]
     assert figures["coreai_bundle_rtf_2w"] == figures["coreai_bundle_2w_rtf"]
     for w in (1, 2):
         want = round(figures[f"coreai_bundle_rtf_{w}w"] / figures["eager_torch_rtf"], 4)
         assert figures[f"bundle_over_eager_{w}w"] == want
-    assert figures["runtime_calls"] == len(kb.raw.calls)  # the 1-worker bundle's calls only
+    assert figures["runtime_calls"] == len(pipeline.raw.calls)  # the 1-worker bundle's calls only

@@ -27,23 +27,23 @@ def _pair_cos(name: str, compute) -> Rung:
 class _CaseRuns:
     """The bundle's graphs and pipeline on one case's oracle inputs; `cached` memoises."""
 
-    def __init__(self, kb: KokoroPipeline, case: Case, plot: Path | None) -> None:
-        self.kb, self.case, self.plot = kb, case, plot
+    def __init__(self, pipeline: KokoroPipeline, case: Case, plot: Path | None) -> None:
+        self.pipeline, self.case, self.plot = pipeline, case, plot
         self.fx = case.fixture.intermediates
         self._cache: dict[str, object] = {}
 
     # The graph rungs and the end-to-end rung feed the oracle's own ids and voice row.
 
     def predictor(self, bucket=None):
-        return self.kb.predictor(self.case.oracle_ids, self.case.oracle_ref_s, bucket)
+        return self.pipeline.predictor(self.case.oracle_ids, self.case.oracle_ref_s, bucket)
 
     def prosody(self, bucket=None):
         fx, ref_s = self.fx, self.case.oracle_ref_s
-        return self.kb.prosody(fx["d"], fx["t_en"], fx["pred_dur"], ref_s, bucket)
+        return self.pipeline.prosody(fx["d"], fx["t_en"], fx["pred_dur"], ref_s, bucket)
 
     def vocoder(self, bucket=None):
         fx, ref_s = self.fx, self.case.oracle_ref_s
-        return self.kb.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], ref_s, bucket)
+        return self.pipeline.vocoder(fx["asr"], fx["F0"], fx["N"], fx["har"], ref_s, bucket)
 
     def cached(self, key, fn):
         if key not in self._cache:
@@ -52,7 +52,9 @@ class _CaseRuns:
 
     def synthesize(self):
         case = self.case
-        return self.kb.synthesize_ids(case.oracle_ids, case.oracle_ref_s, draws=case.draws()).audio
+        return self.pipeline.synthesize_ids(
+            case.oracle_ids, case.oracle_ref_s, draws=case.draws()
+        ).audio
 
     def e2e(self, key="e2e"):
         return self.cached(key, self.synthesize)
@@ -115,22 +117,22 @@ def _pipeline_rungs(runs: _CaseRuns) -> list[Rung]:
     ]
 
 
-def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_frames):
+def _bucket_rungs(pipeline, case, n_tok, frames, predictor, prosody, vocoder, max_frames):
     fx = case.fixture.intermediates
     rungs = []
-    for b in kb.tables["predictor"]:
-        if b["T"] >= n_tok and b != kb.tables["predictor"].select(T=n_tok):
+    for b in pipeline.tables["predictor"]:
+        if b["T"] >= n_tok and b != pipeline.tables["predictor"].select(T=n_tok):
             rungs.append(
                 _pair_cos(
                     f"bucket predictor {b.label}: d",
                     lambda b=b: (fx["d"], predictor(b)["d"]),
                 )
             )
-    for b in kb.tables["prosody"]:
+    for b in pipeline.tables["prosody"]:
         if (
             b["T"] >= n_tok
             and b["L"] >= frames
-            and b != kb.tables["prosody"].select(T=n_tok, L=frames)
+            and b != pipeline.tables["prosody"].select(T=n_tok, L=frames)
             and b["L"] <= 4 * max_frames
         ):
             rungs.append(
@@ -139,8 +141,8 @@ def _bucket_rungs(kb, case, n_tok, frames, predictor, prosody, vocoder, max_fram
                     lambda b=b: (fx["F0"], prosody(b)["F0"]),
                 )
             )
-    for b in kb.tables["vocoder"]:
-        if frames <= b["L"] <= max_frames and b != kb.tables["vocoder"].select(L=frames):
+    for b in pipeline.tables["vocoder"]:
+        if frames <= b["L"] <= max_frames and b != pipeline.tables["vocoder"].select(L=frames):
             rungs.append(
                 _pair_cos(
                     f"bucket vocoder {b.label}: waveform",

@@ -30,7 +30,7 @@ def complex_spectrum(har: np.ndarray) -> np.ndarray:
     return np.stack([mag * np.cos(phase), mag * np.sin(phase)])
 
 
-def harmonic_source_rung(kb: KokoroPipeline, case: Case) -> Rung:
+def harmonic_source_rung(pipeline: KokoroPipeline, case: Case) -> Rung:
     """The host's harmonic source (`host.harmonic_source`, the bundle's source weights) on
     the oracle's F0 and draws, against the `har` the oracle's vocoder was given."""
     fx = case.fixture.intermediates
@@ -38,7 +38,11 @@ def harmonic_source_rung(kb: KokoroPipeline, case: Case) -> Rung:
     def compute():
         draws = case.draws()
         ours = host.harmonic_source(
-            fx["F0"], kb.source_weight, kb.source_bias, draws["rand_ini"], draws["sine_noise"]
+            fx["F0"],
+            pipeline.source_weight,
+            pipeline.source_bias,
+            draws["rand_ini"],
+            draws["sine_noise"],
         )
         return complex_spectrum(fx["har"]), complex_spectrum(ours)
 

@@ -28,7 +28,7 @@ def _set_thresholds(rungs: list[Rung], precision: str) -> None:
 
 
 def kokoro_rungs(
-    kb: KokoroPipeline,
+    pipeline: KokoroPipeline,
     cases: list[Case],
     asr_cases: list[Case] | None = None,
     every_bucket: bool = True,
@@ -46,22 +46,29 @@ def kokoro_rungs(
     case = cases[0]
     n_tok = len(case.oracle_ids)
     frames = int(case.fixture.intermediates["pred_dur"].sum())
-    runs = _CaseRuns(kb, case, plot)
+    runs = _CaseRuns(pipeline, case, plot)
     host_cases = host_cases if host_cases is not None else asr_cases
     rungs = (
         [g2p_rung(host_cases), host_inputs_rung(host_cases), word_timings_rung(host_cases)]
         if host_cases
         else []
     )
-    rungs += [harmonic_source_rung(kb, case), *_graph_rungs(runs), *_pipeline_rungs(runs)]
+    rungs += [harmonic_source_rung(pipeline, case), *_graph_rungs(runs), *_pipeline_rungs(runs)]
     if every_bucket:
         rungs += _bucket_rungs(
-            kb, case, n_tok, frames, runs.predictor, runs.prosody, runs.vocoder, max_bucket_frames
+            pipeline,
+            case,
+            n_tok,
+            frames,
+            runs.predictor,
+            runs.prosody,
+            runs.vocoder,
+            max_bucket_frames,
         )
     if asr_cases:
-        speech = _Speech(kb, asr_cases, runs)
+        speech = _Speech(pipeline, asr_cases, runs)
         rungs += [*asr_rungs(speech), speaker_rung(speech)]
-    _set_thresholds(rungs, kb.manifest.precision)
+    _set_thresholds(rungs, pipeline.manifest.precision)
     return rungs
 
 
@@ -98,9 +105,9 @@ def evaluate_bundle(
     """
     cases = port_cases(cases)
     if not isinstance(bundle, KokoroPipeline):
-        with KokoroPipeline(bundle, isolate=True) as kb:
+        with KokoroPipeline(bundle, isolate=True) as pipeline:
             return evaluate_bundle(
-                kb, cases, plot, stop_on_fail, stop_at_first_failure, speech, every_bucket
+                pipeline, cases, plot, stop_on_fail, stop_at_first_failure, speech, every_bucket
             )
     rungs = kokoro_rungs(
         bundle,

@@ -29,8 +29,10 @@ class _Speech:
     draws are the oracle's too (`host.draw_source_noise`), so for the graph case that audio
     is the end-to-end rung's, which is reused rather than run again."""
 
-    def __init__(self, kb: KokoroPipeline, cases: Sequence[Case], runs: _CaseRuns | None) -> None:
-        self.kb, self.cases, self.runs = kb, list(cases), runs
+    def __init__(
+        self, pipeline: KokoroPipeline, cases: Sequence[Case], runs: _CaseRuns | None
+    ) -> None:
+        self.pipeline, self.cases, self.runs = pipeline, list(cases), runs
         self._audio: dict[int, np.ndarray] = {}
         self._text: dict[tuple[str, int], str] = {}
 
@@ -44,7 +46,7 @@ class _Speech:
             if self.runs is not None and c is self.runs.case and same_inputs:
                 audio = self._end_to_end_audio()
             if audio is None:
-                audio = self.kb.synthesize_ids(c.chunk.ids, c.ref_s, seed=c.seed).audio
+                audio = self.pipeline.synthesize_ids(c.chunk.ids, c.ref_s, seed=c.seed).audio
             self._audio[i] = audio
         return self._audio[i]
 
