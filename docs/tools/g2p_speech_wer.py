@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 
-def fallback_sentences(count: int, max_words: int) -> list[str]:
+def fallback_sentences(count: int, max_words: int) -> dict[str, str]:
     """The first `count` held-out corpus sentences of ≤ `max_words` words that make the
-    publisher's G2P call its espeak-ng fallback."""
+    publisher's G2P call its espeak-ng fallback, with the phonemes it gave them."""
     from conversion.kokoro.lexicon.english_case import sentences
     from conversion.kokoro.text.g2p import english_g2p
 
@@ -45,15 +45,15 @@ def fallback_sentences(count: int, max_words: int) -> list[str]:
         return real(token)
 
     g2p.fallback = counting
-    out: list[str] = []
+    out: dict[str, str] = {}
     try:
         for split, _corpus, _index, text in sentences(subset=False):
             if split != "held" or len(text.split()) > max_words:
                 continue
             asked.clear()
-            g2p(text)
+            phonemes, _ = g2p(text)
             if asked:
-                out.append(text)
+                out[text] = phonemes
                 if len(out) == count:
                     break
     finally:
@@ -88,14 +88,14 @@ def speak_both(
     from gates.asr import transcribe
 
     pack = host.load_voice(GATE_VOICE)
-    spoken: dict[tuple[int, ...], np.ndarray] = {}  # ids and -row: spoken once
+    spoken: dict[tuple[tuple[int, ...], int], np.ndarray] = {}  # by ids and voice row: once
     with KokoroPipeline(bundle) as pipeline:
         max_ids = min(pipeline.tables["predictor"].limits()["T"], host.MAX_IDS)
 
         def speak(phonemes: str) -> np.ndarray:
             parts = []
             for chunk in split_phonemes(phonemes, max_ids):
-                key = (*chunk.ids, -chunk.n_phonemes)  # the voice row counts every symbol
+                key = (tuple(chunk.ids), chunk.n_phonemes)  # the row counts every symbol
                 if key not in spoken:
                     ref_s = host.ref_s_for(pack, chunk.n_phonemes)
                     spoken[key] = pipeline.synthesize_ids(chunk.ids, ref_s, seed=0).audio
@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, dest="json_path")
     args = p.parse_args(argv)
 
-    texts = fallback_sentences(args.count, args.max_words)
+    publisher = fallback_sentences(args.count, args.max_words)
+    texts = list(publisher)
     if args.sentences_out:
         args.sentences_out.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
         print(f"{len(texts)} sentences -> {args.sentences_out}")
@@ -156,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     from conversion.core.paths import write_text_file
     from conversion.kokoro.text.g2p import english_g2p
 
-    publisher = {t: english_g2p()(t)[0] for t in texts}
     if args.phonemes:
         other_name = f"file {args.phonemes.name}"
         other = read_phonemes(args.phonemes)
