@@ -1,12 +1,11 @@
-"""`voxport gate|speak|bench|tokenize|voice audio8_tts`: the flags Audio8 adds, speak's as
-options, and each other verb's arguments turned into explicit calls on the port, the gate and the
-bench (`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
+"""`voxport tokenize|voice audio8_tts`, and the flags Audio8 adds to the verbs every port has
+(`export`, `gate`, `bench`, `speak`: `conversion/cli/verbs.py`), turned into its options."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conversion.core.errors import UserError
@@ -16,12 +15,8 @@ from .port import PORT
 if TYPE_CHECKING:
     from .pipeline import SpeakOptions
 
-VERBS = (
-    "gate",
-    "bench",
-    "tokenize",
-    "voice",
-)  # export and speak: every port has them (conversion/cli/verbs.py)
+# export, gate, bench and speak: every port has them (conversion/cli/verbs.py)
+VERBS = ("tokenize", "voice")
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
@@ -51,35 +46,6 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _loaded(args: argparse.Namespace):
-    """The snapshot in memory and its bundle (reused when current, else exported)."""
-    from . import weights
-
-    folder, config = _resolve(args)
-    loaded = weights.load(folder, config)
-    return loaded, _bundle(args, folder, config, loaded)
-
-
-def _resolve(args: argparse.Namespace):
-    """The snapshot and config; a `--bundle` made from other arguments (no `--overwrite`) is
-    refused now, before the weights load."""
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    PORT.check_reuse(folder, config, args.config, args.dtype, args.bundle, args.overwrite)
-    return folder, config
-
-
-def _bundle(args: argparse.Namespace, folder: Path, config, loaded) -> Path:
-    return PORT.ensure_bundle(
-        folder,
-        config,
-        args.config,
-        args.dtype,
-        path=args.bundle,
-        loaded=loaded,
-        overwrite=args.overwrite,
-    )
-
-
 def speak_options(args: argparse.Namespace, config) -> SpeakOptions:
     """`voxport speak audio8_tts`'s flags as options, checked before any weights load: a
     reference clip needs its transcript and is read now (it is registered through the bundle's
@@ -97,75 +63,30 @@ def speak_options(args: argparse.Namespace, config) -> SpeakOptions:
     return SpeakOptions(seed=args.seed, stream=args.stream, ref=args.ref, ref_text=args.ref_text)
 
 
-def gate(args: argparse.Namespace) -> int:
-    from .gate import run_gate
+@dataclass(frozen=True)
+class GateOptions:
+    """`voxport gate audio8_tts`'s own flag: the exported-precision rows to gate."""
 
-    if args.plot:  # refused, never silently ignored
-        raise UserError(
-            "--plot: the audio8_tts gate draws no plot yet (kokoro's does); drop --plot"
-        )
-
-    from conversion.core.port import BundleSource
-
-    from . import weights
-    from .gate import precision_bundles, precision_rows
-
-    dtypes = precision_rows(args.precision_rows)  # a bad list fails before any export
-    chosen = None
-    if args.mutants is not None:
-        from gates.mutants import select
-
-        from .mutants import CATALOGUE
-
-        chosen = select(CATALOGUE, args.mutants)  # an unknown name: before any loading
-
-    folder, config = _resolve(args)
-    loaded = weights.load(folder, config)
-    source = BundleSource(
-        PORT, folder, args.config, path=args.bundle, loaded=loaded, overwrite=args.overwrite
-    )
-    bundle = _bundle(args, folder, config, loaded)
-    if chosen is not None:
-        return _gate_mutants(args, loaded, bundle, chosen)
-    return run_gate(
-        loaded,
-        bundle,
-        args.seed,
-        stop_on_fail=args.stop_on_fail,
-        json_path=args.json_path,
-        markdown=args.markdown,
-        precision=precision_bundles(source, config, dtypes),
-    )
+    precision_rows: tuple[str, ...] = ()
 
 
-def _gate_mutants(args: argparse.Namespace, loaded, bundle: Path, chosen: list) -> int:
-    """`voxport gate audio8_tts --mutants [all|NAME,..]`: the fault catalogue's kill table (the
-    ladder without the exported-precision rows, each fault against one reference record)."""
-    from gates.mutants import emit_table
+@dataclass(frozen=True)
+class BenchOptions:
+    """`voxport bench audio8_tts`'s own flag: frames to draw (None: the config's default)."""
 
-    from .mutants import run_mutants
-
-    table = run_mutants(loaded, bundle, args.seed, chosen)
-    emit_table(table, args.json_path, args.markdown)
-    return 0 if table.passed else 1
+    frames: int | None = None
 
 
-def bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+def gate_options(args: argparse.Namespace, _config) -> GateOptions:
+    from .gate import precision_rows
 
+    return GateOptions(precision_rows=tuple(precision_rows(args.precision_rows)))  # bad: now
+
+
+def bench_options(args: argparse.Namespace, _config) -> BenchOptions:
     if args.frames is not None and args.frames < 1:  # before minutes of loading
         raise UserError(f"audio8_tts bench: --frames must be at least 1, got {args.frames}")
-    loaded, bundle = _loaded(args)
-    return run_bench(
-        loaded,
-        bundle,
-        args.seed,
-        args.json_path,
-        profile=args.profile,
-        workers=args.workers,
-        frames=args.frames,
-        repeats=args.repeats,
-    )
+    return BenchOptions(frames=args.frames)
 
 
 def tokenize(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 from conversion.core.errors import WeightsError
 from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
+from conversion.core.runs import BenchRun, GateRun
 from conversion.core.threads import pin_torch_threads
 from conversion.core.weights_folder import files_sha256, read_manifest
 
@@ -112,6 +113,47 @@ class Audio8Port(ModelPort):
             precisions=job.key.graphs,
             key=job.key.to_json(),
             info=self.asset_info,
+        )
+
+    # -- gate and bench (conversion/core/runs.py) ---------------------------------------------
+
+    def load_model(self, folder: Path, config: Any):
+        return weights.load(folder, config)
+
+    def run_gate(self, run: GateRun) -> int:
+        """The ladder on the main bundle, then the exported-precision rows (`--precision-rows`:
+        the `ar` graph alone at each precision, beside it)."""
+        from .gate import precision_bundles, run_gate
+
+        bundle = run.bundle()
+        return run_gate(
+            run.model,
+            bundle,
+            run.seed,
+            stop_on_fail=run.stop_on_fail,
+            json_path=run.json_path,
+            markdown=run.markdown,
+            precision=precision_bundles(run.source, run.config, run.options.precision_rows),
+        )
+
+    def run_mutants(self, run: GateRun):
+        """The ladder without the exported-precision rows, each fault against one record."""
+        from .mutants import run_mutants
+
+        return run_mutants(run.model, run.bundle(), run.seed, run.mutants)
+
+    def run_bench(self, run: BenchRun) -> int:
+        from .bench import run_bench
+
+        return run_bench(
+            run.model,
+            run.bundle(),
+            run.seed,
+            run.json_path,
+            profile=run.profile,
+            workers=run.workers,
+            frames=run.options.frames,
+            repeats=run.repeats,
         )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from conversion.core.port import BundleSource
+from conversion.core.bundle_source import BundleSource
 from conversion.core.progress import progress_steps
 from conversion.core.runtime.profile import add_profile, profile_calls
 from conversion.core.threads import EAGER_THREADS

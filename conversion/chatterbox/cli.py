@@ -1,26 +1,24 @@
-"""`voxport gate|speak|bench|tokenize|voice chatterbox`: the flags Chatterbox adds, speak's as
-options, and each other verb's arguments turned into explicit calls on the port, the gate and the
-bench (`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
+"""`voxport tokenize|voice chatterbox`, and the flags Chatterbox adds to the verbs every port
+has (`export`, `gate`, `bench`, `speak`: `conversion/cli/verbs.py`), turned into its options."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conversion.core.errors import UserError
-from conversion.core.port import BundleSource
 
 from .port import PORT
 
 if TYPE_CHECKING:
     from .pipeline import SpeakOptions
 
-# export and speak: every port has them (conversion/cli/verbs.py)
-VERBS = ("gate", "bench", "tokenize", "voice")
+# export, gate, bench and speak: every port has them (conversion/cli/verbs.py)
+VERBS = ("tokenize", "voice")
 
 
 def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
@@ -47,25 +45,6 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _source(args: argparse.Namespace, folder: Path, loaded=None) -> BundleSource:
-    return BundleSource(
-        PORT, folder, args.config, path=args.bundle, loaded=loaded, overwrite=args.overwrite
-    )
-
-
-def _check_gate_bundles(args: argparse.Namespace, folder: Path, config) -> None:
-    """The gate's bundles (fp32 at the gate's sizes and its int8-T3 sibling: `gate_bundles`),
-    each refused now when it is a `--bundle` made from other arguments (no `--overwrite`):
-    before the model loads and the oracle runs, not minutes later."""
-    from .gate.ladder import gate_config
-
-    sizes = gate_config(config)
-    variant = None if sizes == config else "gate"
-    source = _source(args, folder)
-    source.check(sizes, "fp32", variant=variant)
-    source.check(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
-
-
 def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
     """`voxport speak chatterbox`'s flags as options, checked before any weights load (a
     reference clip is read now; it is cloned once the bundle is open:
@@ -83,64 +62,19 @@ def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
     )
 
 
-def gate(args: argparse.Namespace) -> int:
-    from . import weights
-    from .gate import run_gate
+@dataclass(frozen=True)
+class GateOptions:
+    """`voxport gate chatterbox`'s own flag: which Euler steps the fp16 estimator rung checks."""
 
-    if args.plot:  # refused, never silently ignored
-        raise UserError(
-            "--plot: the chatterbox gate draws no plot yet (kokoro's does); drop --plot"
-        )
-    if getattr(args, "mutants", None) is not None:
-        from gates.mutants import select
-
-        from .mutants import CATALOGUE
-
-        select(CATALOGUE, args.mutants)  # an unknown name: before any loading
-
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    _check_gate_bundles(args, folder, config)
-    model = weights.load_model(folder, config)
-    if getattr(args, "mutants", None) is not None:
-        from gates.mutants import emit_table
-
-        from .mutants import run_mutants
-
-        start = time.perf_counter()
-        table = run_mutants(
-            model, config, _source(args, folder, loaded=model), args.seed, args.mutants
-        )
-        emit_table(table, args.json_path, args.markdown)
-        print(f"chatterbox mutants: {time.perf_counter() - start:.0f} s", file=sys.stderr)
-        return 0 if table.passed else 1
-    return run_gate(
-        model,
-        config,
-        _source(args, folder, loaded=model),
-        args.seed,
-        stop_on_fail=args.stop_on_fail,
-        json_path=args.json_path,
-        markdown=args.markdown,
-        fp16_steps=getattr(args, "fp16_steps", "all"),
-    )
+    fp16_steps: str = "all"
 
 
-def bench(args: argparse.Namespace) -> int:
-    from . import weights
-    from .bench import run_bench
+def gate_options(args: argparse.Namespace, _config) -> GateOptions:
+    return GateOptions(fp16_steps=getattr(args, "fp16_steps", "all"))
 
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    _check_gate_bundles(args, folder, config)  # the bench runs on the gate's bundles
-    model = weights.load_model(folder, config)
-    return run_bench(
-        model,
-        config,
-        _source(args, folder, loaded=model),
-        args.seed,
-        args.repeats,
-        args.json_path,
-        profile=args.profile,
-    )
+
+def bench_options(_args: argparse.Namespace, _config) -> None:
+    """The bench adds no flags of its own (it runs on the gate's bundles)."""
 
 
 def tokenize(args: argparse.Namespace) -> int:

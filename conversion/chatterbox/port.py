@@ -7,9 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import UserError, WeightsError
 from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
+from conversion.core.runs import BenchRun, GateRun
 from conversion.core.threads import pin_torch_threads
 from conversion.core.weights_folder import files_sha256, read_manifest
 
@@ -114,6 +116,55 @@ class ChatterboxPort(ModelPort):
             precisions=job.key.graphs,
             key=job.key.to_json(),
             info=self.asset_info,
+        )
+
+    # -- gate and bench (conversion/core/runs.py) ---------------------------------------------
+
+    def load_model(self, folder: Path, config: Any):
+        return weights.load_model(folder, config)
+
+    def check_bundles(self, source: BundleSource, config: Any, dtype: str) -> None:
+        """The gate's bundles (fp32 at the gate's sizes and its int8-T3 sibling:
+        `gate_bundles`; the bench runs on them too), each refused now when it is a `--bundle`
+        made from other arguments: before the model loads and the oracle runs."""
+        from .gate.ladder import gate_config
+
+        sizes = gate_config(config)
+        variant = None if sizes == config else "gate"
+        source.check(sizes, "fp32", variant=variant)
+        source.check(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
+
+    def run_gate(self, run: GateRun) -> int:
+        from .gate import run_gate
+
+        return run_gate(
+            run.model,
+            run.config,
+            run.source,
+            run.seed,
+            stop_on_fail=run.stop_on_fail,
+            json_path=run.json_path,
+            markdown=run.markdown,
+            fp16_steps=run.options.fp16_steps,
+        )
+
+    def run_mutants(self, run: GateRun):
+        from .mutants import run_mutants
+
+        names = ",".join(m.name for m in run.mutants)  # its spec: names, in catalogue order
+        return run_mutants(run.model, run.config, run.source, run.seed, names)
+
+    def run_bench(self, run: BenchRun) -> int:
+        from .bench import run_bench
+
+        return run_bench(
+            run.model,
+            run.config,
+            run.source,
+            run.seed,
+            run.repeats,
+            run.json_path,
+            profile=run.profile,
         )
 
 

@@ -28,6 +28,8 @@ from .verbs import PORT_VERBS
 # Verbs that take a model; `phonemize` (text -> the phoneme chunks a device host speaks) is
 # offered by the models with a G2P of their own.
 ALL_VERBS = ("export", "speak", "gate", "bench", "phonemize", "tokenize", "voice")
+# What a port's CLI module turns its own flags into, for the verbs every port has (verbs.py).
+OPTION_HOOKS = ("speak_options", "gate_options", "bench_options")
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,9 @@ def commands(name: str) -> ModuleType:
         raise TypeError(f"{entry.commands_module}: VERBS lists {missing} but defines none")
     if entry.has_port:
         port(name)
-        if not callable(getattr(mod, "speak_options", None)):
-            raise TypeError(f"{entry.commands_module}: needs speak_options(args, config)")
+        lacking = [f for f in OPTION_HOOKS if not callable(getattr(mod, f, None))]
+        if lacking:
+            raise TypeError(f"{entry.commands_module}: needs {', '.join(lacking)}(args, config)")
     return mod
 
 
@@ -141,7 +144,7 @@ def doctor():
 
 
 def offered(name: str) -> tuple[str, ...]:
-    """The verbs `name` offers: its CLI module's, and those every port gets (export)."""
+    """The verbs `name` offers: its CLI module's, and those every port gets (`PORT_VERBS`)."""
     entry = resolve(name)
     own = commands(name).VERBS
     return (*(v for v in PORT_VERBS if entry.has_port and v not in own), *own)

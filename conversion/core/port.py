@@ -1,7 +1,8 @@
 """The model contract: what every model port declares, and the one rule that finds its bundle.
 
 A model folder implements `ModelPort` once (`conversion/<name>/port.py`, an instance named
-`PORT`: the export half, and the hooks of the speak half, `core/speak.py`) and its command-line
+`PORT`: the export half, and the hooks of the speak half, `core/speak.py`, and of the gate and
+bench half, `core/runs.py`) and its command-line
 flags once (`conversion/<name>/cli.py`, `ModelCommands`); the registry checks both on import.
 Everything that names, finds or reuses a bundle lives here, so `export`, `speak`, `gate` and
 `bench` of every model agree on it:
@@ -41,7 +42,9 @@ from conversion.core.errors import BundleIntegrityError, BundleNotFoundError, Us
 from conversion.core.weights_folder import cache_dir, folder_problem, read_manifest
 
 if TYPE_CHECKING:  # the export (and torch) loads with a port's export, not with the CLI
+    from conversion.core.bundle_source import BundleSource
     from conversion.core.export.program import AssetInfo
+    from conversion.core.runs import BenchRun, GateRun
     from conversion.core.speak import SpeakingPipeline
 
 BUNDLES_DIR = Path("bundles")
@@ -164,6 +167,33 @@ class ModelPort(ABC):
         """`options` completed with what needs the loaded pipeline or the weights in memory
         (e.g. a voice cloned from a reference clip); by default as they are."""
         return options
+
+    # -- the gate and bench half (conversion/core/runs.py): `voxport gate|bench MODEL` --------
+
+    # `gate --plot` draws the gate utterance's waveforms (else refused, never ignored).
+    gate_plots: ClassVar[bool] = False
+
+    @abstractmethod
+    def load_model(self, folder: Path, config: Any) -> Any:
+        """The snapshot in memory: what the gate's oracle runs and the export converts."""
+
+    def check_bundles(self, source: BundleSource, config: Any, dtype: str) -> None:
+        """The gate's and bench's bundles, each refused now when it is a `--bundle` made from
+        other arguments (before the model loads); by default the main bundle alone."""
+        source.check(config, dtype)
+
+    @abstractmethod
+    def run_gate(self, run: GateRun) -> int:
+        """The ladder against the oracle: 0 when every rung passes, else 1."""
+
+    def run_mutants(self, run: GateRun) -> Any:
+        """The kill table (`gates.mutants.KillTable`) of `run.mutants`, the faults chosen from
+        the model's catalogue (its `mutants.py`)."""
+        raise UserError(f"{self.name} has no fault catalogue: --mutants is for a model with one")
+
+    @abstractmethod
+    def run_bench(self, run: BenchRun) -> int:
+        """Speed and memory of the bundle (and the publisher's eager model, like for like)."""
 
     # -- the shared rule ------------------------------------------------------------------------
 
@@ -400,77 +430,15 @@ def check_replaceable(path: Path) -> dict | None:
         ) from None
 
 
-@dataclass
-class BundleSource:
-    """The bundles one command may ask for, over one snapshot: what a gate or a bench takes
-    instead of the CLI's arguments. `path` (--bundle) places the main bundle; a side bundle
-    (a variant: a graph subset, other precisions) goes beside it as `{path}-{variant}`, or
-    to its own default folder when no path was given."""
-
-    port: ModelPort
-    folder: Path
-    config_name: str
-    path: Path | None = None
-    loaded: Any = None
-    overwrite: bool = False  # --overwrite: re-export a --bundle made from other arguments
-
-    def get(
-        self,
-        config: Any,
-        dtype: str,
-        graphs: Sequence[str] | None = None,
-        precisions: dict[str, str] | None = None,
-        variant: str | None = None,
-    ) -> Path:
-        return self.port.ensure_bundle(
-            self.folder,
-            config,
-            self.config_name,
-            dtype,
-            path=self._path(variant),
-            graphs=graphs,
-            precisions=precisions,
-            variant=variant,
-            loaded=self.loaded,
-            overwrite=self.overwrite,
-        )
-
-    def check(
-        self,
-        config: Any,
-        dtype: str,
-        graphs: Sequence[str] | None = None,
-        precisions: dict[str, str] | None = None,
-        variant: str | None = None,
-    ) -> None:
-        """`get`'s refusal of a `--bundle` made from other arguments, before any load
-        (`ModelPort.check_reuse`)."""
-        self.port.check_reuse(
-            self.folder,
-            config,
-            self.config_name,
-            dtype,
-            self._path(variant),
-            self.overwrite,
-            graphs,
-            precisions,
-            variant,
-        )
-
-    def _path(self, variant: str | None) -> Path | None:
-        if self.path is None or variant is None:
-            return self.path
-        return self.path.with_name(f"{self.path.name}-{variant}")
-
-
 @runtime_checkable
 class ModelCommands(Protocol):
     """A model's CLI module: its own flags, and the verbs it offers (each returns an exit code).
 
     `add_arguments(verb, parser)` adds the model's own options to a verb's parser; the
     registry checks on import that every listed verb is a function of the module, and that a
-    model with a port has `speak_options(args, config)`: its speak flags as its options
-    dataclass, checked (a bad flag fails before any weights load).
+    model with a port has `speak_options`, `gate_options` and `bench_options(args, config)`:
+    each verb's own flags as the model's options, checked (a bad flag fails before any weights
+    load). `export`, `speak`, `gate` and `bench` are every port's (`conversion/cli/verbs.py`).
     """
 
     VERBS: tuple[str, ...]

@@ -1,6 +1,5 @@
-"""`voxport gate|speak|bench|phonemize kokoro`: the flags Kokoro adds, speak's as options, and
-each other verb's arguments turned into explicit calls on the port, the gate and the bench
-(`export` and `speak` are every port's, `conversion/cli/verbs.py`)."""
+"""`voxport phonemize kokoro`, and the flags Kokoro adds to the verbs every port has
+(`export`, `gate`, `bench`, `speak`: `conversion/cli/verbs.py`), turned into its options."""
 
 from __future__ import annotations
 
@@ -8,23 +7,22 @@ import argparse
 import json
 import re
 import sys
-import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conversion.cli.values import number_in
 from conversion.core.errors import UserError
 
-from . import host, weights
-from .port import PORT
-from .text.g2p import DEFAULT_FALLBACK, FALLBACKS, fallback_choice
+from . import host
+from .text.g2p import DEFAULT_FALLBACK, FALLBACKS
 
 if TYPE_CHECKING:
     from .pipeline import SpeakOptions
 from .voice import check_voice_files, voice_files
 
-VERBS = ("gate", "bench", "phonemize")  # export and speak: every port has them (cli/verbs.py)
+VERBS = ("phonemize",)  # export, gate, bench and speak: every port has them (cli/verbs.py)
 DEFAULT_VOICE = "jf_alpha"
 # Frames per token are round(duration / speed) in float32 (`alignment.pred_durations`): at
 # 1e-300 that is infinite and the utterance has no frames ("L = 0", after the bundle loaded);
@@ -68,26 +66,6 @@ def add_arguments(verb: str, parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _bundle(args: argparse.Namespace, folder: Path, config, loaded=None) -> Path:
-    return PORT.ensure_bundle(
-        folder,
-        config,
-        args.config,
-        args.dtype,
-        path=args.bundle,
-        loaded=loaded,
-        overwrite=args.overwrite,
-    )
-
-
-def _resolve(args: argparse.Namespace) -> tuple[Path, object]:
-    """The snapshot and config; a `--bundle` made from other arguments (no `--overwrite`) is
-    refused now, before the model loads."""
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    PORT.check_reuse(folder, config, args.config, args.dtype, args.bundle, args.overwrite)
-    return folder, config
-
-
 def input_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """The voice pack files `--voice` names (a name or a blend's names are no file): what
     `-o` must not replace (`conversion/cli/outputs.py`)."""
@@ -123,77 +101,29 @@ def speak_options(args: argparse.Namespace, _config) -> SpeakOptions:
     return SpeakOptions(voice=args.voice, speed=args.speed, seed=args.seed, fallback=args.fallback)
 
 
-def gate(args: argparse.Namespace) -> int:
-    """`voxport gate kokoro`; with `--fallback rules` both voxport's G2P and the publisher's
-    `KPipeline` read unknown words by the letter rules (`fallback_choice`)."""
-    with fallback_choice(args.fallback):
-        return _gate(args)
+@dataclass(frozen=True)
+class GateOptions:
+    """`voxport gate kokoro`'s own flag: how both G2Ps read words misaki's lexicon lacks."""
+
+    fallback: str = DEFAULT_FALLBACK
 
 
-def _gate(args: argparse.Namespace) -> int:
-    from .gate import run_gate
+@dataclass(frozen=True)
+class BenchOptions:
+    """`voxport bench kokoro`'s own flag: how many gate sentences (None: the config's)."""
 
-    mutants = None
-    if args.mutants is not None:
-        from gates.mutants import select
-
-        from .mutants import CATALOGUE
-
-        mutants = select(CATALOGUE, args.mutants)  # an unknown name: before any loading
-    folder, config = _resolve(args)
-    kmodel = weights.load_kmodel(folder)
-    bundle = _bundle(args, folder, config, loaded=kmodel)
-    if mutants is not None:
-        return _gate_mutants(args, kmodel, bundle, config.name, mutants)
-    return run_gate(
-        kmodel,
-        bundle,
-        config.name,
-        args.seed,
-        plot=args.plot,
-        stop_on_fail=args.stop_on_fail,
-        json_path=args.json_path,
-        markdown=args.markdown,
-    )
+    sentences: int | None = None
 
 
-def _gate_mutants(args: argparse.Namespace, kmodel, bundle: Path, config_name: str, mutants) -> int:
-    """`gate kokoro --mutants`: the oracle recorded once, the full ladder unbroken and then
-    once per fault; the kill table printed (and written with --json / --markdown)."""
-    from gates.mutants import emit_table
-
-    from .gate import record_cases
-    from .mutants import run_mutants
-
-    start = time.perf_counter()
-    cases = record_cases(kmodel, config_name, args.seed)
-    table = run_mutants(kmodel, bundle, cases, mutants)
-    emit_table(table, args.json_path, args.markdown)
-    seconds = time.perf_counter() - start
-    print(f"[kokoro mutants] {table.killed}/{table.total} killed in {seconds:.0f} s", flush=True)
-    return 0 if table.passed else 1
+def gate_options(args: argparse.Namespace, _config) -> GateOptions:
+    return GateOptions(fallback=args.fallback)
 
 
-def bench(args: argparse.Namespace) -> int:
-    from .bench import bench_sentences, run_bench
+def bench_options(args: argparse.Namespace, _config) -> BenchOptions:
+    from .bench import bench_sentences
 
     bench_sentences(args.config, args.sentences)  # bad counts fail before minutes of loading
-    folder, config = _resolve(args)  # --repeats: a count of at least 1 (`values.count`)
-    kmodel = weights.load_kmodel(folder)
-    bundle = _bundle(args, folder, config, loaded=kmodel)
-    return run_bench(
-        kmodel,
-        bundle,
-        folder,
-        config.name,
-        args.seed,
-        repeats=args.repeats,
-        dtype=args.dtype,
-        json_path=args.json_path,
-        sentences=args.sentences,
-        profile=args.profile,
-        workers=args.workers,
-    )
+    return BenchOptions(sentences=args.sentences)
 
 
 def phonemize(args: argparse.Namespace) -> int:

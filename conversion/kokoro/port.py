@@ -9,6 +9,7 @@ from typing import Any
 
 from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
+from conversion.core.runs import BenchRun, GateRun
 from conversion.core.threads import pin_torch_threads
 
 from . import weights
@@ -20,6 +21,7 @@ class KokoroPort(ModelPort):
     name = "kokoro"
     summary = "Kokoro-82M (StyleTTS2 + iSTFTNet)"
     graphs = GRAPHS
+    gate_plots = True  # the gate utterance's waveforms and spectrogram difference
     word_timings = True  # from the predictor's durations (text/timings.py)
     layout = 5  # 2: vocab, voices (npz), LICENSE and README travel with the bundle (a device
     # host needs nothing from the Python packages); 3: conv padding as concatenated zeros
@@ -88,6 +90,57 @@ class KokoroPort(ModelPort):
             key=job.key.to_json(),
             info=self.asset_info,
             voice_dirs=(Path(job.folder) / weights.VOICES_DIR,),
+        )
+
+    # -- gate and bench (conversion/core/runs.py) ---------------------------------------------
+
+    def load_model(self, folder: Path, config: Any):
+        return weights.load_kmodel(folder)
+
+    def run_gate(self, run: GateRun) -> int:
+        """With `--fallback rules` both voxport's G2P and the publisher's `KPipeline` read
+        unknown words by the letter rules (`fallback_choice`)."""
+        from .gate import run_gate
+        from .text.g2p import fallback_choice
+
+        with fallback_choice(run.options.fallback):
+            return run_gate(
+                run.model,
+                run.bundle(),
+                run.config.name,
+                run.seed,
+                plot=run.plot,
+                stop_on_fail=run.stop_on_fail,
+                json_path=run.json_path,
+                markdown=run.markdown,
+            )
+
+    def run_mutants(self, run: GateRun):
+        """The oracle recorded once, the full ladder unbroken and then once per fault."""
+        from .gate import record_cases
+        from .mutants import run_mutants
+        from .text.g2p import fallback_choice
+
+        with fallback_choice(run.options.fallback):
+            bundle = run.bundle()
+            cases = record_cases(run.model, run.config.name, run.seed)
+            return run_mutants(run.model, bundle, cases, run.mutants)
+
+    def run_bench(self, run: BenchRun) -> int:
+        from .bench import run_bench
+
+        return run_bench(
+            run.model,
+            run.bundle(),
+            run.folder,
+            run.config.name,
+            run.seed,
+            repeats=run.repeats,
+            dtype=run.dtype,
+            json_path=run.json_path,
+            sentences=run.options.sentences,
+            profile=run.profile,
+            workers=run.workers,
         )
 
 

@@ -10,7 +10,7 @@ import pytest
 from conversion.chatterbox.mutants import CATALOGUE, run_mutants
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.weights import load_model
-from conversion.core.port import BundleSource
+from conversion.core.bundle_source import BundleSource
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import UserError
-from conversion.core.port import BundleSource
 from gates.ladder import Rung, run_ladder
 
 from ..codec import reference as CR

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import BucketOverflowError, UserError
-from conversion.core.port import BundleSource
 from gates.ladder import LadderReport, Rung, run_ladder
 
 from .. import voice as voice_mod
