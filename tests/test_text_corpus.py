@@ -5,6 +5,8 @@ at their ids. The ids themselves are held by the Swift tests (VoxportTextTests).
 
 import json
 
+from conversion.audio8_tts.config import PUBLISHED
+from conversion.audio8_tts.tokenizer import special_ids
 from conversion.fixtures.text import corpus, nfc_table
 from conversion.fixtures.text.ids_file import write_ids
 from conversion.fixtures.text.shapes import apply_overlay, qwen2_overlay
@@ -56,7 +58,7 @@ def test_id_lists_read_back(tmp_path):
 
 def test_qwen2_overlay_numbers_the_specials_as_qwen25():
     base = {"model": {"vocab": {"a": 0, "b": 1, "<|endoftext|>": 2}}, "added_tokens": []}
-    spec = apply_overlay(base, qwen2_overlay())
+    spec = apply_overlay(base, qwen2_overlay(special_ids(PUBLISHED)))
     vocab = spec["model"]["vocab"]
     assert "<|endoftext|>" not in vocab and len(vocab) == 151_643  # tokenizers numbers from here
     ids = {t["content"]: t["id"] for t in spec["added_tokens"]}

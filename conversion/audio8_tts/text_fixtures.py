@@ -26,7 +26,7 @@ from conversion.fixtures.text.shapes import load, qwen2_overlay, qwen2_shaped, w
 
 from .config import PUBLISHED, REDUCED, Audio8Config
 from .prompt import build_prompt
-from .tokenizer import tokenizer_spec
+from .tokenizer import special_ids, tokenizer_spec
 
 REFERENCE_CASES = 24  # corpus strings as texts and reference transcripts, 1..5 frames each
 
@@ -69,12 +69,13 @@ def write_text_fixtures(root: Path) -> None:
         "sha256": hashlib.sha256(whisper.read_bytes()).hexdigest(),
     }
     (root / "whisper.json").write_text(json.dumps(where, indent=1) + "\n")
-    (root / "qwen2.overlay.json").write_text(json.dumps(qwen2_overlay(), indent=1) + "\n")
+    specials = special_ids(PUBLISHED)
+    (root / "qwen2.overlay.json").write_text(json.dumps(qwen2_overlay(specials), indent=1) + "\n")
     stand_in = tokenizer_spec(REDUCED)
     (root / "stand_in.tokenizer.json").write_text(json.dumps(stand_in, ensure_ascii=False) + "\n")
     tokenizers = {
         "whisper": (load(json.loads(whisper.read_text())), None),
-        "qwen2": (load(qwen2_shaped()), PUBLISHED),
+        "qwen2": (load(qwen2_shaped(specials)), PUBLISHED),
         "stand_in": (load(stand_in), REDUCED),
     }
     for name, (tok, config) in tokenizers.items():
