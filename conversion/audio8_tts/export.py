@@ -33,6 +33,15 @@ from .mixed import MIXED, mixed_ar_spec, slow_only_int8
 from .tokenizer import TOKENIZER_FILE, load_tokenizer
 from .weights import Loaded
 
+# What each exported asset's metadata says (the port's `asset_info`; a mutant's bundle too).
+ASSET_INFO = AssetInfo(
+    author="Audio8 AI (Audio8-TTS-Preview-0.6b); exported to Core AI by voxport",
+    # the publisher's code states none; its model card is the source
+    license="as on the publisher's model card (Audio8/Audio8-TTS-Preview-0.6b)",
+    description="Audio8-TTS DualAR text-to-speech with a streaming codec",
+)
+
+
 GRAPHS = ("ar", "codec", "encoder")
 CONFIG_FILE = "audio8_config.json"
 

@@ -426,7 +426,7 @@ def _spec(loaded: Loaded, graph: str):
 
 def _rebuilt(loaded: Loaded, base: Path, graph: str, dest: Path) -> Path:
     """A copy of bundle `base` with `graph` re-exported (the port as it is now patched)."""
-    from .port import PORT
+    from .export import ASSET_INFO
 
     man = load_manifest(base, verify=False)
     meta = {k: v for k, v in man.meta.items() if k != "files"}
@@ -440,7 +440,7 @@ def _rebuilt(loaded: Loaded, base: Path, graph: str, dest: Path) -> Path:
             config=man.config,
             meta=meta,
             key=man.key,
-            info=PORT.asset_info,
+            info=ASSET_INFO,
         ) as bw,
     ):
         for name, entry in man.graphs.items():

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from conversion.core.errors import WeightsError
-from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.runs import BenchRun, GateRun
 from conversion.core.threads import pin_torch_threads
@@ -17,7 +16,7 @@ from . import weights
 from .codec.config import CONFIGS as CODEC_CONFIGS
 from .codec.weights import write_random_codec
 from .config import Audio8Config, by_name
-from .export import GRAPHS, graph_precisions
+from .export import ASSET_INFO, GRAPHS, graph_precisions
 from .pipeline import MAX_WORKERS
 
 
@@ -28,12 +27,7 @@ class Audio8Port(ModelPort):
     layout = 4  # 2: host tables (audio8_host.json), LICENSE and README travel with the bundle;
     # 3: squares as x * x, not pow (docs/speed.md); 4: the `ar` graph's own layers (ar/layers.py,
     # the head a Linear the fp32 rewrite pre-transposes), so older bundles re-export
-    asset_info = AssetInfo(
-        author="Audio8 AI (Audio8-TTS-Preview-0.6b); exported to Core AI by voxport",
-        # the publisher's code states none; its model card is the source
-        license="as on the publisher's model card (Audio8/Audio8-TTS-Preview-0.6b)",
-        description="Audio8-TTS DualAR text-to-speech with a streaming codec",
-    )
+    asset_info = ASSET_INFO
     hub_repo = "Edge0/Audio8-TTS-Preview-0.6b"
     # config.json names the codec file (`codec_filename`), hence *.pth; the LM may be sharded.
     hub_files = ("*.json", "model*.safetensors", "*.pth")

@@ -34,6 +34,14 @@ from .t3.graphs import t3_graph_spec
 from .t3.host import t3_host_arrays
 from .voice import Voice
 
+# What each exported asset's metadata says (the port's `asset_info`; a mutant's bundle too).
+ASSET_INFO = AssetInfo(
+    author="Resemble AI (Chatterbox); exported to Core AI by voxport",
+    license="MIT",
+    description="Chatterbox text-to-speech with zero-shot voice cloning",
+)
+
+
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
 

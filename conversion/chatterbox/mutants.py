@@ -407,8 +407,7 @@ def mutant_bundle(setup: Any, graph: str, dest: Path) -> Path:
     is) at its smallest bucket: BundleWriter, so the copy verifies like any bundle."""
     from conversion.core.bundle import BundleWriter, load_manifest
 
-    from .export import _spec
-    from .port import PORT
+    from .export import ASSET_INFO, _spec
 
     base = load_manifest(setup.bundle)
     field = _BUCKETS[graph]
@@ -423,7 +422,7 @@ def mutant_bundle(setup: Any, graph: str, dest: Path) -> Path:
         weights_sha256=base.weights_sha256,
         config=config,
         key=base.key,
-        info=PORT.asset_info,
+        info=ASSET_INFO,
     ) as writer:
         for name, entry in base.graphs.items():
             if name == graph:

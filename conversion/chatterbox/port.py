@@ -9,7 +9,6 @@ from typing import Any
 
 from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import UserError, WeightsError
-from conversion.core.export.program import AssetInfo
 from conversion.core.port import ExportJob, ModelPort
 from conversion.core.runs import BenchRun, GateRun
 from conversion.core.threads import pin_torch_threads
@@ -18,7 +17,7 @@ from conversion.core.weights_folder import files_sha256, read_manifest
 from . import weights
 from .calibration import CALIBRATION
 from .config import CONFIG_FILE, ChatterboxConfig, by_name
-from .export import GRAPHS, graph_precisions
+from .export import ASSET_INFO, GRAPHS, graph_precisions
 
 
 class ChatterboxPort(ModelPort):
@@ -29,11 +28,7 @@ class ChatterboxPort(ModelPort):
     # and tokenizer, a device host needs nothing from the Python packages); 3: squares as
     # x * x, not pow (docs/speed.md); 4: the flow encoder's upsample without a gather
     # (docs/speed.md), so older bundles re-export
-    asset_info = AssetInfo(
-        author="Resemble AI (Chatterbox); exported to Core AI by voxport",
-        license="MIT",
-        description="Chatterbox text-to-speech with zero-shot voice cloning",
-    )
+    asset_info = ASSET_INFO
     hub_repo = "ResembleAI/chatterbox"
     # The loader also reads the size marker (its check_snapshot): absent from the publisher's
     # repo (the published sizes), present in a snapshot voxport wrote at other sizes.

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conversion.core.port import ModelPort
-
 
 @dataclass
 class BundleSource:
@@ -19,7 +17,7 @@ class BundleSource:
     (a variant: a graph subset, other precisions) goes beside it as `{path}-{variant}`, or
     to its own default folder when no path was given."""
 
-    port: ModelPort
+    port: Any  # the ModelPort (core/port.py) whose one rule places every bundle
     folder: Path
     config_name: str
     path: Path | None = None
