@@ -98,7 +98,7 @@ class Audio8Port(ModelPort):
         from .export import export_bundle
 
         return export_bundle(
-            job.loaded if job.loaded is not None else weights.load(job.folder, job.config),
+            self.model_for(job),
             job.dest,
             job.dtype,
             overwrite=job.overwrite,

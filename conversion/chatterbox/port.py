@@ -100,7 +100,7 @@ class ChatterboxPort(ModelPort):
         from .export import export_bundle
 
         return export_bundle(
-            job.loaded if job.loaded is not None else weights.load_model(job.folder, job.config),
+            self.model_for(job),
             job.config,
             job.dest,
             job.dtype,

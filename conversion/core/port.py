@@ -177,6 +177,10 @@ class ModelPort(ABC):
     def load_model(self, folder: Path, config: Any) -> Any:
         """The snapshot in memory: what the gate's oracle runs and the export converts."""
 
+    def model_for(self, job: ExportJob) -> Any:
+        """What `job` exports from: the model already in memory, else loaded now."""
+        return job.loaded if job.loaded is not None else self.load_model(job.folder, job.config)
+
     def check_bundles(self, source: BundleSource, config: Any, dtype: str) -> None:
         """The gate's and bench's bundles, each refused now when it is a `--bundle` made from
         other arguments (before the model loads); by default the main bundle alone."""

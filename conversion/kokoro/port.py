@@ -80,7 +80,7 @@ class KokoroPort(ModelPort):
         from .export import export_bundle
 
         return export_bundle(
-            job.loaded if job.loaded is not None else weights.load_kmodel(job.folder),
+            self.model_for(job),
             job.dest,
             job.dtype,
             overwrite=job.overwrite,
