@@ -1,0 +1,1 @@
+"""Chatterbox Turbo (Resemble AI): its port in progress; it declares no MODEL_NAME yet."""
