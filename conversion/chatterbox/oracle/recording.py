@@ -1,7 +1,7 @@
 """The oracle's recording helpers and the speech-token ids every stage shares.
 
-Hooks, method wrappers and torch-function patches that each stage's recorder installs for one
-block and removes on exit; `_np` copies what a hook sees into numpy.
+Torch-function patches and the swapped conditionals each stage's recorder installs for one
+block and removes on exit (hooks, method wrappers and `to_numpy`: `oracles/hooks.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
 if TYPE_CHECKING:
@@ -19,43 +18,6 @@ if TYPE_CHECKING:
 
 PACKAGES = ("chatterbox-tts", "transformers", "librosa", "resemble-perth")
 START_SPEECH, STOP_SPEECH, SPEECH_VOCAB = 6561, 6562, 6561
-
-
-def _np(t: Any) -> np.ndarray:
-    return t.detach().cpu().clone().numpy() if torch.is_tensor(t) else np.array(t, copy=True)
-
-
-@contextlib.contextmanager
-def _hooks() -> Iterator[Callable[..., None]]:
-    """Yields `add(module, hook, pre=False, kwargs=False)`; every hook is removed on exit."""
-    handles: list[Any] = []
-
-    def add(module: torch.nn.Module, hook: Any, pre: bool = False, kwargs: bool = False) -> None:
-        if pre:
-            handles.append(module.register_forward_pre_hook(hook, with_kwargs=kwargs))
-        else:
-            handles.append(module.register_forward_hook(hook))
-
-    try:
-        yield add
-    finally:
-        for h in handles:
-            h.remove()
-
-
-@contextlib.contextmanager
-def _wrap_method(obj: Any, name: str, wrapper: Callable[[Callable[..., Any]], Any]) -> Iterator:
-    """Set `obj.<name>` (an instance attribute shadowing the method) for the block."""
-    original = getattr(obj, name)
-    had_own = name in vars(obj)
-    setattr(obj, name, wrapper(original))
-    try:
-        yield
-    finally:
-        if had_own:
-            setattr(obj, name, original)
-        else:
-            delattr(obj, name)
 
 
 @contextlib.contextmanager

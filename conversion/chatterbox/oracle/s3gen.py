@@ -15,8 +15,7 @@ import numpy as np
 import torch
 
 from oracles import capture_random_draws
-
-from .recording import _hooks, _np, _wrap_method
+from oracles.hooks import forward_hooks, to_numpy, wrap_method
 
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
@@ -39,7 +38,7 @@ class _S3GenRecorder:
         """A forward hook recording the module's output (the first, for a tuple) as `key`."""
 
         def hook(_m: Any, _a: Any, out: Any) -> None:
-            self.rec[key] = _np(out[0] if isinstance(out, tuple | list) else out)
+            self.rec[key] = to_numpy(out[0] if isinstance(out, tuple | list) else out)
 
         return hook
 
@@ -47,21 +46,21 @@ class _S3GenRecorder:
         """A forward pre-hook recording the module's positional input `index` as `key`."""
 
         def hook(_m: Any, args: tuple) -> None:
-            self.rec[key] = _np(args[index])
+            self.rec[key] = to_numpy(args[index])
 
         return hook
 
     def on_decoder(self, _m: Any, _args: Any, kwargs: dict[str, Any]) -> None:
         for name, key in (("mu", "mu"), ("mask", "cfm_mask"), ("spks", "cfm_spks")):
-            self.rec[key] = _np(kwargs[name])
-        self.rec["cfm_cond"] = _np(kwargs["cond"])
+            self.rec[key] = to_numpy(kwargs[name])
+        self.rec["cfm_cond"] = to_numpy(kwargs["cond"])
 
     def on_source(self, _m: Any, _a: Any, out: tuple) -> None:
-        self.rec["source"], self.rec["source_uv"] = _np(out[0]), _np(out[2])
+        self.rec["source"], self.rec["source_uv"] = to_numpy(out[0]), to_numpy(out[2])
 
     def _check_shared(self, arguments: dict[str, Any]) -> None:
         for name in ("mu", "mask", "spks", "cond"):
-            value = _np(arguments[name])
+            value = to_numpy(arguments[name])
             if name not in self.shared:
                 self.shared[name] = value
             elif not np.array_equal(self.shared[name], value):
@@ -75,9 +74,9 @@ class _S3GenRecorder:
             bound.apply_defaults()
             a = bound.arguments
             out = original(*args, **kwargs)
-            self.steps["x"].append(_np(a["x"]))
-            self.steps["t"].append(_np(a["t"]))
-            self.steps["v"].append(_np(out))
+            self.steps["x"].append(to_numpy(a["x"]))
+            self.steps["t"].append(to_numpy(a["t"]))
+            self.steps["v"].append(to_numpy(out))
             self._check_shared(a)
             return out
 
@@ -88,7 +87,7 @@ class _S3GenRecorder:
 
         def inference(*args: Any, **kwargs: Any) -> Any:
             wav, source = original(*args, **kwargs)
-            self.rec["wav_vocoder"] = _np(wav)
+            self.rec["wav_vocoder"] = to_numpy(wav)
             return wav, source
 
         return inference
@@ -96,7 +95,7 @@ class _S3GenRecorder:
     def install(self, stack: contextlib.ExitStack, s3: Any) -> None:
         """Every hook and wrapper, removed when `stack` closes."""
         flow, hift = s3.flow, s3.mel2wav
-        add = stack.enter_context(_hooks())
+        add = stack.enter_context(forward_hooks())
         add(flow.input_embedding, self.pre("flow_tokens"), pre=True)
         add(flow.encoder, self.put("flow_encoder_out"))
         add(flow.decoder, self.on_decoder, pre=True, kwargs=True)
@@ -107,8 +106,8 @@ class _S3GenRecorder:
         add(hift.m_source.l_sin_gen, self.put("sine_waves"))
         add(hift.m_source, self.on_source)
         add(hift.conv_post, self.put("hift_conv_post"))
-        stack.enter_context(_wrap_method(flow.decoder.estimator, "forward", self.estimator))
-        stack.enter_context(_wrap_method(hift, "inference", self.vocoder))
+        stack.enter_context(wrap_method(flow.decoder.estimator, "forward", self.estimator))
+        stack.enter_context(wrap_method(hift, "inference", self.vocoder))
 
     def intermediates(self, draws: dict[str, Any]) -> dict[str, np.ndarray]:
         """What was recorded, with the CFM noise and the per-step arrays stacked."""
@@ -137,4 +136,4 @@ def _run_s3gen(
             speech_tokens=speech_tokens, ref_dict=ref_dict, n_cfm_timesteps=n_cfm_timesteps
         )
         seconds = time.perf_counter() - start
-    return recorder.intermediates(draws), dict(draws), _np(wav), seconds
+    return recorder.intermediates(draws), dict(draws), to_numpy(wav), seconds

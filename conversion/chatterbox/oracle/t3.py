@@ -16,8 +16,9 @@ import torch
 
 from conversion.core.errors import UserError
 from conversion.core.host.sampling import U_MAX, U_MIN
+from oracles.hooks import forward_hooks, to_numpy
 
-from .recording import SPEECH_VOCAB, _hooks, _np, _torch_function
+from .recording import SPEECH_VOCAB, _torch_function
 
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
@@ -120,17 +121,17 @@ def _run_t3(
         return torch.tensor([[token]], dtype=torch.long, device=probs.device)
 
     def on_cond(_m: Any, _a: Any, out: torch.Tensor) -> None:
-        seen.setdefault("cond_emb", _np(out))  # the first call is the utterance's conditioning
+        seen.setdefault("cond_emb", to_numpy(out))  # the first call is the utterance's conditioning
 
     def on_tfmr(_m: Any, _args: Any, kwargs: dict[str, Any]) -> None:
         if "prefill" not in seen and kwargs.get("inputs_embeds") is not None:
-            seen["prefill"] = _np(kwargs["inputs_embeds"])
+            seen["prefill"] = to_numpy(kwargs["inputs_embeds"])
 
     def on_head(_m: Any, _a: Any, out: torch.Tensor) -> None:
-        logits.append(_np(out[:, -1, :].float()))
+        logits.append(to_numpy(out[:, -1, :].float()))
 
     with contextlib.ExitStack() as stack:
-        add = stack.enter_context(_hooks())
+        add = stack.enter_context(forward_hooks())
         add(t3.cond_enc, on_cond)
         add(t3.tfmr, on_tfmr, pre=True, kwargs=True)
         step_ms = _time_steps(add, t3)  # after on_tfmr's copy, before on_head's
@@ -148,7 +149,7 @@ def _run_t3(
             top_p=top_p,
         )
         seconds = time.perf_counter() - start
-    tokens = _np(tokens).astype(np.int64)  # [1, N]: the loop draws from the CFG-combined row
+    tokens = to_numpy(tokens).astype(np.int64)  # [1, N]: the loop draws from the CFG-combined row
     n = tokens.shape[1]
     stacked = np.stack(logits[:n])  # [N, B, V]
     out = {

@@ -14,8 +14,7 @@ import numpy as np
 import torch
 
 from oracles import capture_random_draws
-
-from .hooks import _hooks, _np, _wrap_method
+from oracles.hooks import forward_hooks, to_numpy, wrap_method
 
 if TYPE_CHECKING:
     from chatterbox.tts_turbo import ChatterboxTurboTTS
@@ -34,18 +33,18 @@ class _S3GenRecorder:
 
     def put(self, key: str) -> Callable[..., None]:
         def hook(_m: Any, _a: Any, out: Any) -> None:
-            self.rec[key] = _np(out[0] if isinstance(out, tuple | list) else out)
+            self.rec[key] = to_numpy(out[0] if isinstance(out, tuple | list) else out)
 
         return hook
 
     def pre(self, key: str) -> Callable[..., None]:
         def hook(_m: Any, args: tuple) -> None:
-            self.rec[key] = _np(args[0])
+            self.rec[key] = to_numpy(args[0])
 
         return hook
 
     def on_source(self, _m: Any, _a: Any, out: tuple) -> None:
-        self.rec["source"], self.rec["source_uv"] = _np(out[0]), _np(out[2])
+        self.rec["source"], self.rec["source_uv"] = to_numpy(out[0]), to_numpy(out[2])
 
     def estimator(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def forward(*args: Any, **kwargs: Any) -> Any:
@@ -54,10 +53,10 @@ class _S3GenRecorder:
             a = bound.arguments
             out = original(*args, **kwargs)
             for name in ("x", "t", "r"):
-                self.steps[name].append(_np(a[name]))
-            self.steps["v"].append(_np(out))
+                self.steps[name].append(to_numpy(a[name]))
+            self.steps["v"].append(to_numpy(out))
             for name in ("mu", "mask", "spks", "cond"):
-                value = _np(a[name])
+                value = to_numpy(a[name])
                 if name not in self.shared:
                     self.shared[name] = value
                 elif not np.array_equal(self.shared[name], value):
@@ -71,14 +70,14 @@ class _S3GenRecorder:
 
         def inference(*args: Any, **kwargs: Any) -> Any:
             wav, source = original(*args, **kwargs)
-            self.rec["wav_vocoder"] = _np(wav)
+            self.rec["wav_vocoder"] = to_numpy(wav)
             return wav, source
 
         return inference
 
     def install(self, stack: contextlib.ExitStack, s3: Any) -> None:
         flow, hift = s3.flow, s3.mel2wav
-        add = stack.enter_context(_hooks())
+        add = stack.enter_context(forward_hooks())
         add(flow.input_embedding, self.pre("flow_tokens"), pre=True)
         add(flow.encoder, self.put("flow_encoder_out"))
         add(flow.decoder, self.put("cfm_out"))
@@ -86,8 +85,8 @@ class _S3GenRecorder:
         add(hift.f0_predictor, self.put("f0"))
         add(hift.m_source, self.on_source)
         add(hift.conv_post, self.put("hift_conv_post"))
-        stack.enter_context(_wrap_method(flow.decoder.estimator, "forward", self.estimator))
-        stack.enter_context(_wrap_method(hift, "inference", self.vocoder))
+        stack.enter_context(wrap_method(flow.decoder.estimator, "forward", self.estimator))
+        stack.enter_context(wrap_method(hift, "inference", self.vocoder))
 
     def intermediates(self, draws: dict[str, Any]) -> dict[str, np.ndarray]:
         rec = self.rec
@@ -117,4 +116,4 @@ def _run_s3gen(
             speech_tokens=speech_tokens, ref_dict=ref_dict, n_cfm_timesteps=n_cfm_timesteps
         )
         seconds = time.perf_counter() - start
-    return recorder.intermediates(draws), dict(draws), _np(wav), seconds
+    return recorder.intermediates(draws), dict(draws), to_numpy(wav), seconds

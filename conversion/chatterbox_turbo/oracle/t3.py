@@ -12,9 +12,8 @@ import numpy as np
 import torch
 
 from conversion.core.host.sampling import U_MAX, U_MIN
+from oracles.hooks import forward_hooks, to_numpy
 from oracles.patching import patch_torch_functions
-
-from .hooks import _hooks, _np
 
 if TYPE_CHECKING:
     from chatterbox.tts_turbo import ChatterboxTurboTTS
@@ -57,7 +56,7 @@ def _run_t3(
                 raise RuntimeError(f"oracle: unexpected multinomial call {tuple(probs.shape)}")
             u = torch.rand(probs.shape[-1], generator=gen).clamp_(U_MIN, U_MAX)
             uniforms.append(u.numpy().copy())
-            probs_seen.append(_np(probs[0].float()))
+            probs_seen.append(to_numpy(probs[0].float()))
             # the winner of an exponential race with rates probs: exactly a draw from probs
             token = int(torch.argmax(probs[0].float() / -torch.log(u)))
             drawn.append(token)
@@ -67,13 +66,13 @@ def _run_t3(
 
     def on_tfmr(_m: Any, _args: Any, kwargs: dict[str, Any]) -> None:
         if "prefill" not in seen and kwargs.get("inputs_embeds") is not None:
-            seen["prefill"] = _np(kwargs["inputs_embeds"])
+            seen["prefill"] = to_numpy(kwargs["inputs_embeds"])
 
     def on_head(_m: Any, _a: Any, out: torch.Tensor) -> None:
-        logits.append(_np(out[0, -1, :].float()))
+        logits.append(to_numpy(out[0, -1, :].float()))
 
     with contextlib.ExitStack() as stack:
-        add = stack.enter_context(_hooks())
+        add = stack.enter_context(forward_hooks())
         add(t3.tfmr, on_tfmr, pre=True, kwargs=True)
         add(t3.speech_head, on_head)
         stack.enter_context(patch_torch_functions(["multinomial"], race))
@@ -92,7 +91,7 @@ def _run_t3(
     return {
         "prefill": seen["prefill"],
         "tokens": np.asarray(drawn, np.int64).reshape(1, n),  # every draw, a final stop included
-        "returned": _np(returned).astype(np.int64),  # inference_turbo's result (stop removed)
+        "returned": to_numpy(returned).astype(np.int64),  # inference_turbo's result (stop removed)
         "logits": np.stack(logits[:n]),  # [N, V] the speech head's raw logits per draw
         "probs": np.stack(probs_seen),  # [N, V] the processed distribution each draw is from
         "uniforms": np.stack(uniforms),  # [N, V]

@@ -1,5 +1,6 @@
-"""The oracle's hooks and patches, installed for one block and removed on exit, and `_np`,
-which copies what a hook sees into numpy."""
+"""What an oracle installs in the publisher's model for one block and removes on exit: forward
+hooks (`forward_hooks`), a method shadowed on one instance (`wrap_method`), and `to_numpy`, which
+copies what a hook sees. Shared by every model's oracle (Chatterbox's, Chatterbox Turbo's)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import numpy as np
 import torch
 
 
-def _np(t: Any) -> np.ndarray:
+def to_numpy(t: Any) -> np.ndarray:
     return t.detach().cpu().clone().numpy() if torch.is_tensor(t) else np.array(t, copy=True)
 
 
 @contextlib.contextmanager
-def _hooks() -> Iterator[Callable[..., None]]:
+def forward_hooks() -> Iterator[Callable[..., None]]:
     """Yields `add(module, hook, pre=False, kwargs=False)`; every hook is removed on exit."""
     handles: list[Any] = []
 
@@ -34,7 +35,7 @@ def _hooks() -> Iterator[Callable[..., None]]:
 
 
 @contextlib.contextmanager
-def _wrap_method(obj: Any, name: str, wrapper: Callable[[Callable[..., Any]], Any]) -> Iterator:
+def wrap_method(obj: Any, name: str, wrapper: Callable[[Callable[..., Any]], Any]) -> Iterator:
     """Set `obj.<name>` (an instance attribute shadowing the method) for the block."""
     original = getattr(obj, name)
     had_own = name in vars(obj)
