@@ -27,33 +27,14 @@ public struct ChatterboxText: Sendable {
         tokenizer = try Tokenizer(contentsOf: bundle.appendingPathComponent("tokenizer.json"))
     }
 
-    private static let replacements: [([UInt32], [UInt32])] = [
+    /// chatterbox/tts.py's table.
+    private static let norm = PuncNorm(replacing: [
         ("...", ", "), ("…", ", "), (":", ","), (" - ", ", "), (";", ", "), ("—", "-"), ("–", "-"),
         (" ,", ","), ("“", "\""), ("”", "\""), ("‘", "'"), ("’", "'"),
-    ].map { (PythonText.scalars($0.0), PythonText.scalars($0.1)) }
-    private static let enders: Set<UInt32> = [0x2E, 0x21, 0x3F, 0x2D, 0x2C]
+    ])
 
     /// The publisher's `punc_norm`, code point for code point.
-    public static func puncNorm(_ text: String) -> String {
-        var s = PythonText.scalars(text)
-        if s.isEmpty { return "You need to add some text for me to talk." }
-        // `text[0].islower()` (the Lowercase property) -> `text[0].upper()` (full mapping), with
-        // Python 3.11's Unicode 14.0: a later scalar is unassigned there, and a mapping to a
-        // later scalar (U+019B -> U+A7DC, Unicode 16.0) does not exist there.
-        if let first = Unicode.Scalar(s[0]), UnicodeVersions.assigned(first, by: UnicodeVersions.python),
-            first.properties.isLowercase
-        {
-            let upper = first.properties.uppercaseMapping.unicodeScalars
-            if upper.allSatisfy({ UnicodeVersions.assigned($0, by: UnicodeVersions.python) }) {
-                s = upper.map(\.value) + s[1...]
-            }
-        }
-        s = PythonText.collapseSpaces(s)
-        for (old, new) in replacements { s = PythonText.replace(s, old, new) }
-        while s.last == 0x20 { s.removeLast() }
-        if !(s.last.map(enders.contains) ?? false) { s.append(0x2E) }
-        return PythonText.string(s)
-    }
+    public static func puncNorm(_ text: String) -> String { norm(text) }
 
     /// `TextTokenizer.ids`: SOT + the tokens of punc_norm(text) + EOT.
     public func ids(_ text: String) throws -> [Int32] {

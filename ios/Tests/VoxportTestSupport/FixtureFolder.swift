@@ -15,6 +15,12 @@ public struct FixtureFolder: Sendable {
         url = sub.isEmpty ? Self.root : Self.root.appendingPathComponent(sub)
     }
 
+    /// A fixture folder read where it lies in the checkout (not copied): fixtures of a model
+    /// `voxport fixtures swift` does not reach yet.
+    public init(inRepo rel: String) {
+        url = PythonChild.repo.appendingPathComponent(rel)
+    }
+
     public func url(_ rel: String) -> URL { url.appendingPathComponent(rel) }
     public func data(_ rel: String) throws -> Data { try Data(contentsOf: url(rel)) }
     public func json<T: Decodable>(_: T.Type, _ rel: String) throws -> T {

@@ -11,6 +11,9 @@ import XCTest
 enum TextFixtures {
     static let chatterbox = FixtureFolder("chatterbox/text")
     static let audio8 = FixtureFolder("audio8_tts/text")
+    /// `conversion/chatterbox_turbo/text_fixtures.py` (beside Fixtures/ until Turbo is a
+    /// registered model).
+    static let chatterboxTurbo = FixtureFolder(inRepo: "ios/Tests/PendingFixtures/chatterbox_turbo/text")
 
     /// Which strings a test compares: the part the engine was built against, or the fifth held
     /// out of that loop (compared only once the engine was done, see the report in the issue).
@@ -69,9 +72,9 @@ enum TextFixtures {
     // MARK: tokenizers
 
     /// Whisper's tokenizer.json where the venv holds it (not copied into the fixtures), checked
-    /// to be the very file the Python side encoded with.
-    static func whisperJSON() throws -> ExactJSON {
-        let whereJSON = try json(audio8, "whisper.json")
+    /// to be the very file the Python side (of `folder`) encoded with.
+    static func whisperJSON(_ folder: FixtureFolder = audio8) throws -> ExactJSON {
+        let whereJSON = try json(folder, "whisper.json")
         let rel = try XCTUnwrap(whereJSON["venv_path"]?.string)
         let url = PythonChild.repo.appendingPathComponent(".venv").appendingPathComponent(rel)
         let data = try Data(contentsOf: url)
