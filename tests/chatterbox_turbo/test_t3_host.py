@@ -18,7 +18,6 @@ stop tokens' speech-head biases raised so that the start token is a real candida
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import chatterbox  # noqa: F401  (a failed --no-deps install fails here, not skips)

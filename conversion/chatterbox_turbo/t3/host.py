@@ -201,6 +201,21 @@ def penalty_history(step: int, drawn: Sequence[int]) -> np.ndarray:
     return np.asarray([START_SPEECH] if step == 0 else list(drawn), np.int64)
 
 
+def _draw(
+    row: np.ndarray,
+    step: int,
+    drawn: Sequence[int],
+    sampling: SamplingConfig,
+    uniforms: Callable[[int], np.ndarray],
+) -> int | None:
+    """Draw `step` from the graph's logits; None when every processed score is -inf (from draw
+    1 on: the publisher checks only inside its loop)."""
+    scores = process_logits(row, sampling, penalty_history(step, drawn), candidates=None)
+    if step > 0 and not np.isfinite(scores).any():
+        return None
+    return int(gumbel_argmax(scores, uniforms(step)))
+
+
 def _check_sampling(sampling: SamplingConfig) -> None:
     if sampling.uses_cfg or sampling.uses_min_p:
         # ChatterboxTurboTTS.generate ignores both (with a warning); inference_turbo has neither
@@ -253,15 +268,10 @@ def generate(
     for step in range(steps):
         row = np.asarray(logits, np.float32).reshape(-1)
         seen.append(row)
-        history = penalty_history(step, drawn)
-        if forced is not None:
-            token = forced[step]
-        else:
-            scores = process_logits(row, sampling, history, candidates=None)
-            if step > 0 and not np.isfinite(scores).any():
-                seen.pop()  # inference_turbo breaks before drawing ("All logits are -inf")
-                break
-            token = int(gumbel_argmax(scores, uniforms(step)))
+        token = forced[step] if forced is not None else _draw(row, step, drawn, sampling, uniforms)
+        if token is None:
+            seen.pop()  # inference_turbo breaks before drawing ("All logits are -inf")
+            break
         drawn.append(token)
         if on_step is not None:
             on_step(step + 1, steps)
