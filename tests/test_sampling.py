@@ -134,6 +134,9 @@ ALL_ORDERS = [
 KNOB_CONFIGS = {
     "topk_topp_minp": dict(temperature=0.7, top_k=50, top_p=0.8, min_p=0.05),
     "topp_minp": dict(temperature=1.3, top_p=0.9, min_p=0.02),
+    # The penalty: `penalty_after_filters` moves it past the filters (it changes nothing without).
+    "topk_topp_penalty": dict(temperature=0.7, top_k=50, top_p=0.8, repetition_penalty=1.2),
+    "minp_penalty": dict(temperature=0.9, min_p=0.05, repetition_penalty=1.3),
 }
 
 
@@ -165,8 +168,9 @@ def test_orders() -> None:
         for base in KNOB_CONFIGS.values():
             on = SamplingConfig(**base, order=SamplingOrder(**{knob: True}))
             off = SamplingConfig(**base)
-            kept_on = np.isfinite(process_logits(case["logits"], on))
-            kept_off = np.isfinite(process_logits(case["logits"], off))
+            prev = case["previous_tokens"]
+            kept_on = np.isfinite(process_logits(case["logits"], on, prev))
+            kept_off = np.isfinite(process_logits(case["logits"], off, prev))
             if (kept_on != kept_off).any():
                 break
         else:

@@ -33,6 +33,10 @@ the temperature-scaled distribution. Publishers differ from it in a few places, 
 - `top_p_drops_crossing_token`: top-p removes a token once the cumulative sum INCLUDING it exceeds
   top_p (`cum > top_p`), so the token that crosses top_p is dropped; by default it is kept (the
   mass before it is < top_p). Either way the best token is always kept.
+- `penalty_after_filters`: the repetition penalty runs LAST, on the temperature-scaled scores
+  that the filters kept (-inf stays -inf), so top-k / top-p / min-p choose among the unpenalised
+  scores and the penalty only reshapes the distribution over what they kept. (The penalty's
+  value is the same either way up to float rounding: x * pen / T vs (x / T) * pen.)
 
 CFG is `cond + w * (cond - uncond)`. The repetition penalty is transformers':
 a token present in `previous_tokens` has its logit multiplied by the penalty when negative and
@@ -76,6 +80,7 @@ class SamplingOrder:
     min_p_before_top_p: bool = False  # min-p first; top-p renormalises over what it kept
     top_p_over_whole_vocab: bool = False  # top-p's normaliser: the whole vocabulary
     top_p_drops_crossing_token: bool = False  # keep while cum <= top_p (not: mass before < top_p)
+    penalty_after_filters: bool = False  # repetition penalty last, on the kept tempered scores
 
 
 HF_ORDER = SamplingOrder()  # transformers' generate
@@ -188,6 +193,17 @@ def _top_p_keep_sorted(
     return keep
 
 
+def _penalty_at(
+    x: np.ndarray, cfg: SamplingConfig, previous_tokens: np.ndarray | None, after_filters: bool
+) -> np.ndarray:
+    """The repetition penalty if the order puts it at this stage (before or after the filters)."""
+    if not cfg.uses_penalty or cfg.order.penalty_after_filters != after_filters:
+        return x
+    if previous_tokens is None:
+        raise ValueError("repetition_penalty != 1: previous_tokens is required")
+    return apply_repetition_penalty(x, previous_tokens, cfg.repetition_penalty)
+
+
 def process_logits(
     logits: np.ndarray,
     cfg: SamplingConfig,
@@ -208,10 +224,7 @@ def process_logits(
         if uncond_logits is None:
             raise ValueError("cfg_weight is set: uncond_logits is required")
         x = cfg_combine(x, np.asarray(uncond_logits, np.float32).reshape(x.shape), cfg.cfg_weight)
-    if cfg.uses_penalty:
-        if previous_tokens is None:
-            raise ValueError("repetition_penalty != 1: previous_tokens is required")
-        x = apply_repetition_penalty(x, previous_tokens, cfg.repetition_penalty)
+    x = _penalty_at(x, cfg, previous_tokens, after_filters=False)
     order = cfg.order
     s = x / np.float32(cfg.temperature)
     f = x if order.filter_on_raw_scores else s  # the scores top-k / top-p are computed on
@@ -244,6 +257,7 @@ def process_logits(
         keep &= min_p_keep()
 
     out = np.where(keep, s, np.float32(-np.inf)).astype(np.float32)
+    out = _penalty_at(out, cfg, previous_tokens, after_filters=True)
     return out[0] if squeeze else out
 
 
@@ -319,12 +333,24 @@ class GumbelSampler(nn.Module):
             out["uncond_logits"] = torch.randn(shape, generator=g)
         return out
 
-    def _penalise(self, x: torch.Tensor, previous_tokens: torch.Tensor) -> torch.Tensor:
+    def _seen(self, previous_tokens: torch.Tensor) -> torch.Tensor:
         # A one-hot compare instead of scatter: no index writes, costs B * W * V compares.
-        vocab = torch.arange(self.vocab_size, dtype=torch.int32, device=x.device)
-        seen = (previous_tokens.to(torch.int32).unsqueeze(-1) == vocab).any(dim=1)
+        vocab = torch.arange(self.vocab_size, dtype=torch.int32, device=previous_tokens.device)
+        return (previous_tokens.to(torch.int32).unsqueeze(-1) == vocab).any(dim=1)
+
+    def _penalise(self, x: torch.Tensor, previous_tokens: torch.Tensor) -> torch.Tensor:
+        return self._penalise_seen(x, self._seen(previous_tokens))
+
+    def _penalise_seen(self, x: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
         pen = self.config.repetition_penalty
         return torch.where(seen, torch.where(x < 0, x * pen, x / pen), x)
+
+    @staticmethod
+    def _race(scores: torch.Tensor, keep: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """exp(score - max kept score) / E over the kept scores (0 elsewhere): the host's
+        `gumbel_argmax` on the -inf-masked scores, without an -inf in the graph."""
+        top = torch.where(keep, scores, torch.full_like(scores, -3.0e38)).amax(-1, keepdim=True)
+        return torch.where(keep, torch.exp(scores - top), torch.zeros_like(scores)) / e
 
     def forward(
         self,
@@ -341,23 +367,36 @@ class GumbelSampler(nn.Module):
         if cfg.uses_cfg:
             cond, uncond = x, uncond_logits.float()
             x = cond + cfg.cfg_weight * (cond - uncond)
-        if cfg.uses_penalty:
+        # The seen mask when the penalty runs after the filters (it acts on what they kept).
+        seen_after = None
+        if cfg.uses_penalty and cfg.order.penalty_after_filters:
+            seen_after = self._seen(previous_tokens)
+        elif cfg.uses_penalty:
             x = self._penalise(x, previous_tokens)
         s = x / cfg.temperature
         f = x if cfg.order.filter_on_raw_scores else s
         e = -torch.log(uniforms.float().clamp(U_MIN, U_MAX))
         if not self.sorts:
-            return self._draw_full(s, e)
-        return self._draw_candidates(f, s, e)
+            return self._draw_full(s, e, seen_after)
+        return self._draw_candidates(f, s, e, seen_after)
 
-    def _draw_full(self, s: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    def _draw_full(
+        self, s: torch.Tensor, e: torch.Tensor, seen_after: torch.Tensor | None
+    ) -> torch.Tensor:
         """Neither top-k nor top-p: the draw runs over the whole vocabulary (min-p is a compare)."""
         r = torch.exp(s - s.amax(dim=-1, keepdim=True))
+        if seen_after is not None:
+            keep = r >= self.config.min_p if self.config.uses_min_p else torch.ones_like(seen_after)
+            return torch.argmax(self._race(self._penalise_seen(s, seen_after), keep, e), dim=-1).to(
+                torch.int32
+            )
         if self.config.uses_min_p:
             r = torch.where(r >= self.config.min_p, r, torch.zeros_like(r))
         return torch.argmax(r / e, dim=-1).to(torch.int32)
 
-    def _draw_candidates(self, f: torch.Tensor, s: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    def _draw_candidates(
+        self, f: torch.Tensor, s: torch.Tensor, e: torch.Tensor, seen_after: torch.Tensor | None
+    ) -> torch.Tensor:
         cfg, order = self.config, self.config.order
         f_c, idx = torch.topk(f, self.k, dim=-1)  # sorted, best first
         s_c = f_c / cfg.temperature if order.filter_on_raw_scores else f_c
@@ -370,7 +409,12 @@ class GumbelSampler(nn.Module):
             keep = keep & self._top_p_keep(f, f_c, s, s_c, keep, first)
         if cfg.uses_min_p and not order.min_p_before_top_p:
             keep = keep & (r_s >= cfg.min_p)
-        w = torch.where(keep, r_s, torch.zeros_like(r_s)) / torch.gather(e, 1, idx)
+        e_c = torch.gather(e, 1, idx)
+        if seen_after is not None:
+            penalised = self._penalise_seen(s_c, torch.gather(seen_after, 1, idx))
+            w = self._race(penalised, keep, e_c)
+        else:
+            w = torch.where(keep, r_s, torch.zeros_like(r_s)) / e_c
         pos = torch.argmax(w, dim=-1, keepdim=True)
         return torch.gather(idx, 1, pos)[:, 0].to(torch.int32)
 
