@@ -27,7 +27,7 @@ import numpy as np
 from conversion.core.errors import BucketOverflowError, InputSpecError
 from conversion.core.host.buckets import Bucket, BucketTable, length_mask, pad_to
 
-from ..config import ChatterboxConfig
+from ..sizes import S3GenBuckets
 from .graphs import (
     ENCODER_FUNCTION,
     ENCODER_GRAPH,
@@ -96,7 +96,7 @@ def _table_from_manifest(session: Any, graph: str) -> BucketTable:
     return BucketTable(io["bucket"] for io in fns.values())
 
 
-def _tables(session: Any, config: ChatterboxConfig | None) -> tuple[BucketTable, BucketTable]:
+def _tables(session: Any, config: S3GenBuckets | None) -> tuple[BucketTable, BucketTable]:
     if config is not None:
         return encoder_buckets(config), estimator_buckets(config)
     return (
@@ -230,7 +230,7 @@ def flow_inference(
     speech_tokens: Any,
     noise: np.ndarray,
     n_steps: int = 10,
-    config: ChatterboxConfig | None = None,
+    config: S3GenBuckets | None = None,
     finalize: bool = True,
 ) -> FlowResult:
     """Speech tokens -> mel through the two flow graphs, the Euler loop on the host.

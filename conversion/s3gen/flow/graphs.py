@@ -1,4 +1,4 @@
-"""Chatterbox's S3Gen flow (speech tokens -> mel) as two export-ready graphs over static buckets.
+"""S3Gen's flow (speech tokens -> mel) as two export-ready graphs over static buckets.
 
     flow_encoder    tokens [1,N] int32 (prompt tokens + speech tokens, zero-padded),
                     length [1] int32 (real tokens) -> mu [1,80,2N] (zero past 2·length)
@@ -43,7 +43,7 @@ from conversion.core.export.rewrites import (
 )
 from conversion.core.host.buckets import Bucket, BucketTable
 
-from ..config import ChatterboxConfig
+from ..sizes import S3GenBuckets
 
 ENCODER_GRAPH = "flow_encoder"
 ESTIMATOR_GRAPH = "flow_estimator"
@@ -52,11 +52,11 @@ ESTIMATOR_FUNCTION = "estimate"
 MEL_CHANNELS = 80
 
 
-def encoder_buckets(config: ChatterboxConfig, sizes: Sequence[int] | None = None) -> BucketTable:
+def encoder_buckets(config: S3GenBuckets, sizes: Sequence[int] | None = None) -> BucketTable:
     return BucketTable.one_dim("N", sizes or config.encoder_tokens)
 
 
-def estimator_buckets(config: ChatterboxConfig, sizes: Sequence[int] | None = None) -> BucketTable:
+def estimator_buckets(config: S3GenBuckets, sizes: Sequence[int] | None = None) -> BucketTable:
     return BucketTable.one_dim("F", sizes or config.estimator_frames)
 
 
@@ -237,7 +237,7 @@ class FlowEstimator(nn.Module):
 
 
 def encoder_graph_spec(
-    model: nn.Module, config: ChatterboxConfig, sizes: Sequence[int] | None = None
+    model: nn.Module, config: S3GenBuckets, sizes: Sequence[int] | None = None
 ) -> GraphSpec:
     """graph `flow_encoder`: one `encode_N{n}` per token bucket in `config.encoder_tokens`
     (or in `sizes`, a subset for a quick export)."""
@@ -251,7 +251,7 @@ def encoder_graph_spec(
 
 
 def estimator_graph_spec(
-    model: nn.Module, config: ChatterboxConfig, sizes: Sequence[int] | None = None
+    model: nn.Module, config: S3GenBuckets, sizes: Sequence[int] | None = None
 ) -> GraphSpec:
     """graph `flow_estimator`: one `estimate_F{f}` per frame bucket in `config.estimator_frames`
     (or in `sizes`), CFG batch 2."""
