@@ -147,7 +147,7 @@ def test_every_waiver_still_matches_its_findings():
 
 def test_in_process_lint_is_what_the_cli_reports():
     """One file with findings through `coreai doctor --json`: the same rules, the same findings."""
-    f = ROOT / "conversion/chatterbox/flow/host.py"
+    f = ROOT / "conversion/s3gen/flow/host.py"
     cli = Path(sys.executable).with_name("coreai")
     proc = subprocess.run(
         [str(cli), "doctor", "--json", str(f)], capture_output=True, text=True, check=False

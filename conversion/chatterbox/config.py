@@ -19,11 +19,11 @@ from typing import Any
 
 from conversion.core.errors import WeightsError
 from conversion.core.json_file import JsonFileError, load_json_object
+from conversion.s3gen.sizes import MEL_HOP as MEL_HOP  # the S3Gen rates, re-exported
+from conversion.s3gen.sizes import SAMPLE_RATE as SAMPLE_RATE
+from conversion.s3gen.sizes import TOKEN_HOP
 
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
-SAMPLE_RATE = 24_000
-TOKEN_HOP = 960  # samples per speech token (25 Hz); two mel frames per token
-MEL_HOP = 480  # samples per mel frame (50 Hz)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from conversion.core.bundle import BundleWriter
 from conversion.core.export.precision import Precision
 from conversion.core.export.program import AssetInfo
 from conversion.core.progress import progress_steps
+from conversion.s3gen.flow.graphs import encoder_graph_spec, estimator_graph_spec
+from conversion.s3gen.flow.host import flow_host_arrays
+from conversion.s3gen.hift.graphs import f0_graph_spec, trunk_graph_spec
+from conversion.s3gen.hift.host import hift_host_arrays
 
 from .config import ChatterboxConfig
-from .flow.graphs import encoder_graph_spec, estimator_graph_spec
-from .flow.host import flow_host_arrays
-from .hift.graphs import f0_graph_spec, trunk_graph_spec
-from .hift.host import hift_host_arrays
 from .host_files import add_host_files
 from .t3.graphs import t3_graph_spec
 from .t3.host import t3_host_arrays

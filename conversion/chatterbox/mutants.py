@@ -26,16 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from conversion.s3gen.flow import graphs as flow_graphs
+from conversion.s3gen.flow import host as flow_host
+from conversion.s3gen.hift import graphs as hift_graphs
+from conversion.s3gen.hift import host as hift_host
 from gates.ladder import LadderReport, run_ladder
 from gates.mutants import KillTable, Mutant, run_catalogue, select
 
 from . import pipeline
 from . import text as text_mod
 from . import voice as voice_mod
-from .flow import graphs as flow_graphs
-from .flow import host as flow_host
-from .hift import graphs as hift_graphs
-from .hift import host as hift_host
 from .t3 import graphs as t3_graphs
 from .t3 import host as t3_host
 

@@ -26,11 +26,11 @@ from conversion.core.host.sampling import SamplingConfig
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
 from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
+from conversion.s3gen.flow import host as host_flow
+from conversion.s3gen.hift import host as host_hift
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .export import DEFAULT_VOICE, GRAPHS, HOST_ARRAYS, TOKENIZER
-from .flow import host as host_flow
-from .hift import host as host_hift
 from .t3 import host as host_t3
 from .t3.graphs import START_SPEECH, T3_VOCAB
 from .text import TextChunk, TextTokenizer

@@ -30,10 +30,10 @@ from conversion.core.host.sampling import (
     sample,
 )
 from conversion.core.runtime.session import StandInSession
+from conversion.s3gen.hift import host as host_hift
 
 from .config import REDUCED, ChatterboxConfig
 from .export import DEFAULT_VOICE, HOST_ARRAYS
-from .hift import host as host_hift
 from .pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions, speech_tokens_for_s3gen
 from .sampling import CHATTERBOX_ORDER
 from .t3.graphs import START_SPEECH, STOP_SPEECH, T3_VOCAB
@@ -393,7 +393,7 @@ def _write_pipeline(root: Path, zip_clock) -> None:
 
 
 def host_flow_spks(arrays: dict[str, np.ndarray], xvector: np.ndarray) -> np.ndarray:
-    from .flow.host import speaker_projection
+    from conversion.s3gen.flow.host import speaker_projection
 
     return speaker_projection(arrays, xvector)
 

@@ -339,8 +339,8 @@ def _loop_rows(scale: float) -> list[Row]:
 
 def _flow_encoder_rows(scale: float) -> list[Row]:
     from conversion.chatterbox import weights
-    from conversion.chatterbox.flow.graphs import FlowEncoder, flow_of
     from conversion.chatterbox.port import PORT
+    from conversion.s3gen.flow.graphs import FlowEncoder, flow_of
 
     class PublisherForms(FlowEncoder):
         """The graph before the rewrite: the publisher's PreLookaheadLayer and Upsample1D."""

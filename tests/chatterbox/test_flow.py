@@ -21,22 +21,22 @@ import torch
 
 from conversion.chatterbox import weights
 from conversion.chatterbox.config import REDUCED, sizes_patched
-from conversion.chatterbox.flow.graphs import (
+from conversion.core.bundle import BundleWriter
+from conversion.core.errors import BucketOverflowError, InputSpecError
+from conversion.core.runtime.session import Session
+from conversion.s3gen.flow.graphs import (
     ENCODER_GRAPH,
     ESTIMATOR_GRAPH,
     FlowEstimator,
     encoder_graph_spec,
     estimator_graph_spec,
 )
-from conversion.chatterbox.flow.host import (
+from conversion.s3gen.flow.host import (
     cosine,
     flow_host_arrays,
     flow_inference,
     speaker_projection,
 )
-from conversion.core.bundle import BundleWriter
-from conversion.core.errors import BucketOverflowError, InputSpecError
-from conversion.core.runtime.session import Session
 from oracles.recorder import capture_random_draws
 
 torch.set_num_threads(1)

@@ -14,16 +14,16 @@ import pytest
 import torch
 
 from conversion.chatterbox.config import MEL_HOP, REDUCED, sizes_patched
-from conversion.chatterbox.hift import host as host_hift
-from conversion.chatterbox.hift.graphs import (
+from conversion.core.bundle import BundleWriter
+from conversion.core.errors import BucketOverflowError
+from conversion.core.runtime.session import Session
+from conversion.s3gen.hift import host as host_hift
+from conversion.s3gen.hift.graphs import (
     F0_GRAPH,
     TRUNK_GRAPH,
     f0_graph_spec,
     trunk_graph_spec,
 )
-from conversion.core.bundle import BundleWriter
-from conversion.core.errors import BucketOverflowError
-from conversion.core.runtime.session import Session
 from gates.metrics import magnitude_spectrogram_corr, waveform_corr
 from oracles.recorder import capture_random_draws
 from oracles.replay import replay_random_draws

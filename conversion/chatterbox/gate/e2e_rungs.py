@@ -15,7 +15,7 @@ MAGSPEC_E2E = 0.99
 
 
 def e2e_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
-    from ..hift.host import draws_from_recording
+    from conversion.s3gen.hift.host import draws_from_recording
 
     fx = case.fixture
     memo = {}

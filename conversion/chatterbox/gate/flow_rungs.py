@@ -8,15 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from conversion.core.host.buckets import BucketTable, length_mask, pad_to
-from gates.ladder import Measured, Rung
-
-from ..flow.graphs import (
+from conversion.s3gen.flow.graphs import (
     ENCODER_FUNCTION,
     ENCODER_GRAPH,
     ESTIMATOR_FUNCTION,
     ESTIMATOR_GRAPH,
     function_name,
 )
+from gates.ladder import Measured, Rung
+
 from ..pipeline import ChatterboxPipeline
 from .case import Case, _cos, _min_row_cosine, _speech_tokens
 

@@ -23,7 +23,7 @@ def hift_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
     """The vocoder on the oracle's mel and source draws: its magnitude spectrogram, and every
     sample (the draws are replayed, so the port is sample-accurate: an edge fault such as the
     source STFT's padding moves the first and last samples and hardly the spectrogram)."""
-    from ..hift.host import draws_from_recording
+    from conversion.s3gen.hift.host import draws_from_recording
 
     fx = case.fixture
     memo: dict[str, np.ndarray] = {}

@@ -7,13 +7,16 @@
         for each step of the cosine schedule: flow_estimator on the CFG batch
         [cond row; uncond row with mu, spks and cond zeroed] ─▶ v = (1+r)·v_cond − r·v_uncond,
         x += dt·v
+        (mean-flow, Chatterbox Turbo: the linear schedule, flow_estimator on the cond row
+        alone with the step's end time r, x += (r − t)·v; no CFG)
     x ──trim, drop the prompt frames──▶ mel [1,80,2·speech tokens]
 
 This is the publisher's `CausalMaskedDiffWithXvec.inference` + `CausalConditionalCFM.forward`
-+ `ConditionalCFM.solve_euler` (non-meanflow), with the noise `z` an input instead of
-`torch.randn_like(mu)` and the graphs run through a `Session`. Arithmetic stays in float32 as
-the publisher's; the schedule is computed in float64 and rounded to float32 (within an ulp of
-torch's float32 linspace/cos).
++ `ConditionalCFM.solve_euler` (non-meanflow) or `CausalConditionalCFM.basic_euler` (meanflow),
+with the noise `z` an input instead of `torch.randn_like(mu)` (mean-flow: the caller puts the
+publisher's `noised_mels` after the prompt frames) and the graphs run through a `Session`.
+Arithmetic stays in float32 as the publisher's; the schedule is computed in float64 and rounded
+to float32 (within an ulp of torch's float32 linspace/cos).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 from conversion.core.errors import BucketOverflowError, InputSpecError
 from conversion.core.host.buckets import Bucket, BucketTable, length_mask, pad_to
 
-from ..config import ChatterboxConfig
+from ..sizes import S3GenBuckets
 from .graphs import (
     ENCODER_FUNCTION,
     ENCODER_GRAPH,
@@ -42,13 +45,12 @@ from .graphs import (
 
 
 def flow_host_arrays(model: Any) -> dict[str, np.ndarray]:
-    """What the host needs besides the graphs: the x-vector affine layer and the CFM settings."""
+    """What the host needs besides the graphs: the x-vector affine layer and the CFM settings
+    (`meanflow` = 1 only for a mean-flow decoder, so a CFG model's tables are as they were)."""
     flow = flow_of(model)
     cfm = flow.decoder
     affine = flow.spk_embed_affine_layer
-    if getattr(cfm.estimator, "meanflow", False):
-        raise NotImplementedError("the meanflow (distilled) S3Gen is not ported")
-    return {
+    arrays = {
         "spk_embed_affine_weight": affine.weight.detach().float().numpy().copy(),  # [80, 192]
         "spk_embed_affine_bias": affine.bias.detach().float().numpy().copy(),  # [80]
         "inference_cfg_rate": np.float32(cfm.inference_cfg_rate),
@@ -57,6 +59,9 @@ def flow_host_arrays(model: Any) -> dict[str, np.ndarray]:
         "token_mel_ratio": np.int32(flow.token_mel_ratio),
         "pre_lookahead_len": np.int32(flow.pre_lookahead_len),
     }
+    if getattr(cfm.estimator, "meanflow", False):
+        arrays["meanflow"] = np.int32(1)
+    return arrays
 
 
 def speaker_projection(arrays: dict[str, np.ndarray], xvector: np.ndarray) -> np.ndarray:
@@ -82,7 +87,7 @@ def t_schedule(n_steps: int, cosine: bool = True) -> np.ndarray:
 class FlowResult:
     mu: np.ndarray  # [1,80,total] encoder output, real region (prompt + generated frames)
     xs: list[np.ndarray]  # n_steps + 1 states [1,80,total]: xs[0] = noise, xs[-1] = final
-    velocities: list[np.ndarray]  # per step, the estimator's CFG pair [2,80,total]
+    velocities: list[np.ndarray]  # per step, the CFG pair [2,80,total] (mean-flow: [1,80,total])
     mel: np.ndarray  # [1,80,generated] the final state after the prompt frames
     prompt_frames: int
     encoder_function: str
@@ -96,7 +101,7 @@ def _table_from_manifest(session: Any, graph: str) -> BucketTable:
     return BucketTable(io["bucket"] for io in fns.values())
 
 
-def _tables(session: Any, config: ChatterboxConfig | None) -> tuple[BucketTable, BucketTable]:
+def _tables(session: Any, config: S3GenBuckets | None) -> tuple[BucketTable, BucketTable]:
     if config is not None:
         return encoder_buckets(config), estimator_buckets(config)
     return (
@@ -221,6 +226,50 @@ def _euler(
     return xs, velocities
 
 
+def _mean_flow_euler(
+    session: Any,
+    fn: str,
+    inputs: dict[str, np.ndarray],
+    z: np.ndarray,
+    t_span: np.ndarray,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """`basic_euler` on one row: per step v = estimator(x, t, r), x += (r − t)·v.
+
+    `inputs` are `_cfg_inputs`' cond rows. Returns the states (z first) and the velocities,
+    trimmed to z's frames.
+    """
+    total, frames = z.shape[2], inputs["mask"].shape[2]
+    x = pad_to(z, frames)
+    xs, velocities = [z.copy()], []
+    for t, r in zip(t_span[:-1], t_span[1:], strict=True):
+        times = {"t": np.full(1, t, np.float32), "r": np.full(1, r, np.float32)}
+        out = session.run(ESTIMATOR_GRAPH, fn, {"x": x, **inputs, **times})
+        v = np.asarray(out["velocity"], dtype=np.float32)
+        velocities.append(v[:, :, :total].copy())
+        x = x + np.float32(r - t) * v
+        xs.append(x[:, :, :total].copy())
+    return xs, velocities
+
+
+def solve_cfm(
+    session: Any,
+    arrays: dict[str, np.ndarray],
+    fn: str,
+    inputs: dict[str, np.ndarray],
+    z: np.ndarray,
+    n_steps: int,
+) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """The schedule and the loop the publisher's CFM runs: mean-flow (linear, one row) or
+    CFG Euler (its `t_scheduler`, the CFG pair at its `inference_cfg_rate`)."""
+    if int(arrays.get("meanflow", 0)):
+        t_span = t_schedule(n_steps, False)  # the publisher's meanflow: never cosine
+        rows = {k: v[:1] for k, v in inputs.items()}
+        return t_span, *_mean_flow_euler(session, fn, rows, z, t_span)
+    rate = np.float32(arrays["inference_cfg_rate"])
+    t_span = t_schedule(n_steps, bool(arrays["t_scheduler_cosine"]))
+    return t_span, *_euler(session, fn, inputs, z, t_span, rate)
+
+
 def flow_inference(
     session: Any,
     arrays: dict[str, np.ndarray],
@@ -230,7 +279,7 @@ def flow_inference(
     speech_tokens: Any,
     noise: np.ndarray,
     n_steps: int = 10,
-    config: ChatterboxConfig | None = None,
+    config: S3GenBuckets | None = None,
     finalize: bool = True,
 ) -> FlowResult:
     """Speech tokens -> mel through the two flow graphs, the Euler loop on the host.
@@ -238,6 +287,8 @@ def flow_inference(
     `prompt_feat` [1,Tp2,80] is the reference mel (the publisher's `prompt_feat`), `noise` the
     initial state z [1,80,total] with total = 2·(prompt + speech tokens) (minus the lookahead
     frames when not `finalize`). Buckets come from `config`, or from the session's manifest.
+    The loop is the one `arrays` names: CFG Euler, or mean-flow (`arrays["meanflow"]`; the
+    publisher's Turbo runs it in 2 steps).
     """
     enc_table, est_table = _tables(session, config)
     vocab = int(arrays["vocab_size"])
@@ -260,11 +311,9 @@ def flow_inference(
     seconds["encoder"] = time.perf_counter() - start
 
     cfg_inputs = _cfg_inputs(arrays, mu, feat, xvector, est_bucket["F"])
-    rate = np.float32(arrays["inference_cfg_rate"])
-    t_span = t_schedule(n_steps, bool(arrays["t_scheduler_cosine"]))
     est_fn = function_name(ESTIMATOR_FUNCTION, est_bucket)
     start = time.perf_counter()
-    xs, velocities = _euler(session, est_fn, cfg_inputs, z, t_span, rate)
+    t_span, xs, velocities = solve_cfm(session, arrays, est_fn, cfg_inputs, z, n_steps)
     seconds["estimator"] = time.perf_counter() - start
     prompt_frames = feat.shape[1]
     return FlowResult(

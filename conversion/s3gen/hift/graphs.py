@@ -1,4 +1,4 @@
-"""Chatterbox's HiFT vocoder as two export-ready graphs over static mel-frame buckets.
+"""S3Gen's HiFT vocoder as two export-ready graphs over static mel-frame buckets.
 
     hift_f0     mel [1,80,F], n_frames [1] int32 -> f0 [1,F] (Hz; zero past n_frames)
     (host)      f0 -> harmonic source [1,1,480n] -> STFT (n_fft 16, hop 4): source_stft
@@ -46,7 +46,7 @@ from conversion.core.export.program import GraphSpec, bucketed_functions
 from conversion.core.export.rewrites import zero_pad
 from conversion.core.host.buckets import Bucket, BucketTable
 
-from ..config import MEL_HOP, ChatterboxConfig
+from ..sizes import MEL_HOP, S3GenBuckets
 
 F0_GRAPH = "hift_f0"
 TRUNK_GRAPH = "hift_trunk"
@@ -61,7 +61,7 @@ def function_name(function: str, bucket: Bucket) -> str:
     return f"{function}_{bucket.label}"
 
 
-def bucket_table(config: ChatterboxConfig) -> BucketTable:
+def bucket_table(config: S3GenBuckets) -> BucketTable:
     return BucketTable.one_dim(BUCKET_DIM, config.vocoder_frames)
 
 
@@ -286,7 +286,7 @@ def _meta(table: BucketTable, module: nn.Module) -> dict:
     }
 
 
-def f0_graph_spec(model: nn.Module, config: ChatterboxConfig) -> GraphSpec:
+def f0_graph_spec(model: nn.Module, config: S3GenBuckets) -> GraphSpec:
     """Graph `hift_f0`: a function `f0_F{n}` per bucket of `config.vocoder_frames`."""
     module = F0Predictor(hift_of(model).f0_predictor).eval()
     table = bucket_table(config)
@@ -296,7 +296,7 @@ def f0_graph_spec(model: nn.Module, config: ChatterboxConfig) -> GraphSpec:
     return GraphSpec(F0_GRAPH, functions, meta=_meta(table, module))
 
 
-def trunk_graph_spec(model: nn.Module, config: ChatterboxConfig) -> GraphSpec:
+def trunk_graph_spec(model: nn.Module, config: S3GenBuckets) -> GraphSpec:
     """Graph `hift_trunk`: a function `trunk_F{n}` per bucket of `config.vocoder_frames`."""
     hift = hift_of(model)
     module = Trunk(hift).eval()

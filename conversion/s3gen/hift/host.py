@@ -1,4 +1,4 @@
-"""Chatterbox's vocoder on the host: the harmonic source, the STFTs, and the graph calls.
+"""S3Gen's HiFT vocoder on the host: the harmonic source, the STFTs, and the graph calls.
 
     mel [1,80,n] ─ pad to bucket F ─▶ hift_f0 ─▶ f0[:n] ─ harmonic_source ─▶ source [1,1,480n]
     source ─ stft (n_fft 16, hop 4, periodic Hann) ─▶ cat(real, imag) [1,18,120n+1] ─ pad ─▶
@@ -43,7 +43,7 @@ from conversion.core.errors import BucketOverflowError
 from conversion.core.host.buckets import Bucket, BucketTable, pad_to
 from conversion.core.host.dsp import istft, stft
 
-from ..config import MEL_HOP, SAMPLE_RATE
+from ..sizes import MEL_HOP, SAMPLE_RATE
 from .graphs import (
     BUCKET_DIM,
     F0_FUNCTION,

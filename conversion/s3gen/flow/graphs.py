@@ -1,9 +1,15 @@
-"""Chatterbox's S3Gen flow (speech tokens -> mel) as two export-ready graphs over static buckets.
+"""S3Gen's flow (speech tokens -> mel) as two export-ready graphs over static buckets.
 
     flow_encoder    tokens [1,N] int32 (prompt tokens + speech tokens, zero-padded),
                     length [1] int32 (real tokens) -> mu [1,80,2N] (zero past 2·length)
     (host)          Euler loop over the CFM (cosine t schedule, CFG batch 2, rate 0.7)
     flow_estimator  x, mu, cond [2,80,F], mask [2,1,F], t [2], spks [2,80] -> velocity [2,80,F]
+
+The mean-flow estimator (`ConditionalDecoder(meanflow=True)`, Chatterbox Turbo's distilled
+S3Gen) takes one more input, the step's end time `r`, and runs without CFG, batch 1:
+
+    flow_estimator  x, mu, cond [1,80,F], mask [1,1,F], t [1], spks [1,80], r [1]
+                    -> velocity [1,80,F]  (the mean velocity over [t, r]; host: x += (r-t)·v)
 
 Both wrap the publisher's own modules (`CausalMaskedDiffWithXvec`'s embedding, encoder and
 projection; the CFM's `ConditionalDecoder`) and re-author only their top-level forwards, because
@@ -28,6 +34,7 @@ fp16 inputs), which alone costs cos ~0.9995 at t ≈ 0.5 (the sinusoid's top fre
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -43,7 +50,7 @@ from conversion.core.export.rewrites import (
 )
 from conversion.core.host.buckets import Bucket, BucketTable
 
-from ..config import ChatterboxConfig
+from ..sizes import S3GenBuckets
 
 ENCODER_GRAPH = "flow_encoder"
 ESTIMATOR_GRAPH = "flow_estimator"
@@ -52,11 +59,11 @@ ESTIMATOR_FUNCTION = "estimate"
 MEL_CHANNELS = 80
 
 
-def encoder_buckets(config: ChatterboxConfig, sizes: Sequence[int] | None = None) -> BucketTable:
+def encoder_buckets(config: S3GenBuckets, sizes: Sequence[int] | None = None) -> BucketTable:
     return BucketTable.one_dim("N", sizes or config.encoder_tokens)
 
 
-def estimator_buckets(config: ChatterboxConfig, sizes: Sequence[int] | None = None) -> BucketTable:
+def estimator_buckets(config: S3GenBuckets, sizes: Sequence[int] | None = None) -> BucketTable:
     return BucketTable.one_dim("F", sizes or config.estimator_frames)
 
 
@@ -162,17 +169,32 @@ def _concat_padded(module: nn.Module) -> nn.Module:
 
 
 class FlowEstimator(nn.Module):
-    """The CFM velocity UNet (`ConditionalDecoder.forward`, meanflow off) over a frame bucket."""
+    """The CFM velocity UNet (`ConditionalDecoder.forward`) over a frame bucket; with the
+    publisher's `meanflow` decoder it also takes `r` (MEANFLOW_INPUTS)."""
 
     INPUTS = ("x", "mask", "mu", "t", "spks", "cond")
+    MEANFLOW_INPUTS = (*INPUTS, "r")
     OUTPUTS = ("velocity",)
 
     def __init__(self, estimator: nn.Module) -> None:
         super().__init__()
-        if getattr(estimator, "meanflow", False):
-            raise NotImplementedError("the meanflow estimator (distilled S3Gen) is not ported")
+        self.meanflow = bool(getattr(estimator, "meanflow", False))
         # A copy: the oracle keeps the publisher's own modules.
         self.estimator = _concat_padded(copy.deepcopy(estimator))
+
+    def _time_embedding(self, t: torch.Tensor, r: torch.Tensor | None, dtype: torch.dtype):
+        """`time_mlp(time_embeddings(t))`, and for mean-flow the same of `r`, mixed with t's by
+        the publisher's `time_embed_mixer` (a bias-free Linear over [t; r])."""
+        est = self.estimator
+        # the sinusoid runs in float32 (the publisher promotes t against its float32 frequencies;
+        # an fp16 graph must not compute 1000·t·f, up to 1000 rad, in half precision)
+        temb = est.time_mlp(est.time_embeddings(t.float()).to(dtype))
+        if not self.meanflow:
+            return temb
+        if r is None:
+            raise ValueError("the mean-flow estimator needs `r`, the step's end time")
+        remb = est.time_mlp(est.time_embeddings(r.float()).to(dtype))
+        return est.time_embed_mixer(torch.cat([temb, remb], dim=1))
 
     @staticmethod
     def _transformers(blocks: nn.ModuleList, x: torch.Tensor, mask: torch.Tensor, temb):
@@ -190,11 +212,10 @@ class FlowEstimator(nn.Module):
         t: torch.Tensor,
         spks: torch.Tensor,
         cond: torch.Tensor,
+        r: torch.Tensor | None = None,
     ) -> torch.Tensor:
         est = self.estimator
-        # the sinusoid runs in float32 (the publisher promotes t against its float32 frequencies;
-        # an fp16 graph must not compute 1000·t·f, up to 1000 rad, in half precision)
-        temb = est.time_mlp(est.time_embeddings(t.float()).to(x.dtype))
+        temb = self._time_embedding(t, r, x.dtype)
         frames = x.shape[-1]
         spks_t = spks.unsqueeze(-1).expand(-1, -1, frames)
         h = torch.cat([x, mu, spks_t, cond], dim=1)
@@ -224,20 +245,26 @@ class FlowEstimator(nn.Module):
         return est.final_proj(h * m) * mask
 
     @staticmethod
-    def example_inputs(bucket: Mapping[str, int]) -> dict[str, torch.Tensor]:
-        f = bucket["F"]
-        return {
-            "x": torch.zeros(2, MEL_CHANNELS, f),
-            "mask": torch.ones(2, 1, f),
-            "mu": torch.zeros(2, MEL_CHANNELS, f),
-            "t": torch.zeros(2),
-            "spks": torch.zeros(2, MEL_CHANNELS),
-            "cond": torch.zeros(2, MEL_CHANNELS, f),
+    def example_inputs(
+        bucket: Mapping[str, int], meanflow: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """The CFG batch of 2 rows; mean-flow's one row and its `r`."""
+        f, rows = bucket["F"], 1 if meanflow else 2
+        inputs = {
+            "x": torch.zeros(rows, MEL_CHANNELS, f),
+            "mask": torch.ones(rows, 1, f),
+            "mu": torch.zeros(rows, MEL_CHANNELS, f),
+            "t": torch.zeros(rows),
+            "spks": torch.zeros(rows, MEL_CHANNELS),
+            "cond": torch.zeros(rows, MEL_CHANNELS, f),
         }
+        if meanflow:
+            inputs["r"] = torch.zeros(rows)
+        return inputs
 
 
 def encoder_graph_spec(
-    model: nn.Module, config: ChatterboxConfig, sizes: Sequence[int] | None = None
+    model: nn.Module, config: S3GenBuckets, sizes: Sequence[int] | None = None
 ) -> GraphSpec:
     """graph `flow_encoder`: one `encode_N{n}` per token bucket in `config.encoder_tokens`
     (or in `sizes`, a subset for a quick export)."""
@@ -251,13 +278,18 @@ def encoder_graph_spec(
 
 
 def estimator_graph_spec(
-    model: nn.Module, config: ChatterboxConfig, sizes: Sequence[int] | None = None
+    model: nn.Module, config: S3GenBuckets, sizes: Sequence[int] | None = None
 ) -> GraphSpec:
     """graph `flow_estimator`: one `estimate_F{f}` per frame bucket in `config.estimator_frames`
-    (or in `sizes`), CFG batch 2."""
+    (or in `sizes`): CFG batch 2, or for a mean-flow decoder batch 1 with `r` (meta
+    `meanflow: true`)."""
     module = FlowEstimator(flow_of(model).decoder.estimator).eval()
     table = estimator_buckets(config, sizes)
+    make_inputs = functools.partial(FlowEstimator.example_inputs, meanflow=module.meanflow)
     functions = bucketed_functions(
-        ESTIMATOR_FUNCTION, module, table, module.example_inputs, FlowEstimator.OUTPUTS
+        ESTIMATOR_FUNCTION, module, table, make_inputs, FlowEstimator.OUTPUTS
     )
-    return GraphSpec(ESTIMATOR_GRAPH, functions, {"buckets": table.to_json(), "cfg_batch": 2})
+    meta = {"buckets": table.to_json(), "cfg_batch": 2}
+    if module.meanflow:
+        meta.update(cfg_batch=1, meanflow=True)  # one row: no CFG
+    return GraphSpec(ESTIMATOR_GRAPH, functions, meta)
