@@ -1,4 +1,4 @@
-"""Chatterbox S3Gen flow (flow/graphs.py + flow/host.py) against the publisher's own flow.
+"""Chatterbox S3Gen flow (conversion/s3gen/flow: graphs.py + host.py) against the publisher's flow.
 
 The reference is chatterbox-tts 0.1.7 itself: `CausalMaskedDiffWithXvec`'s embedding, encoder
 and projection with their own masks, `ConditionalDecoder.forward`, and for the whole flow

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from conversion.chatterbox.hift import host as host_hift
 from conversion.chatterbox.pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions
 from conversion.chatterbox.port import PORT
 from conversion.core.errors import UserError
 from conversion.core.threads import pin_torch_threads
+from conversion.s3gen.hift import host as host_hift
 
 REPO = Path(__file__).resolve().parents[3]
 # Lower case and an ellipsis: punc_norm capitalises and rewrites them; 65 ids together, past the

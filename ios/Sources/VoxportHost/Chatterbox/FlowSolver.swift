@@ -13,7 +13,7 @@ public struct FlowResult: Sendable {
     public var frames: Int
 }
 
-/// S3Gen's flow on the host (`flow/host.py` flow_inference): tokens through `flow_encoder`
+/// S3Gen's flow on the host (`s3gen/flow/host.py` flow_inference): tokens through `flow_encoder`
 /// at its bucket, then `solve_euler` with CFG over `flow_estimator` at a frame bucket, the
 /// real frames masked in; v = (1 + r) v_cond - r v_uncond, x += dt v, all float32.
 public struct FlowSolver {

@@ -1,7 +1,7 @@
 import Foundation
 import VoxportCore
 
-/// What the flow's host needs besides the graphs (`flow_host.npz`, `flow/host.py`
+/// What the flow's host needs besides the graphs (`flow_host.npz`, `s3gen/flow/host.py`
 /// flow_host_arrays): the x-vector affine layer and the CFM settings.
 public struct FlowTables: Sendable {
     public static let fileName = "flow_host.npz"

@@ -1,7 +1,7 @@
 import Foundation
 import VoxportDSP
 
-/// Chatterbox's harmonic source (`hift/host.py` harmonic_source: `f0_upsamp` + `SineGen` +
+/// Chatterbox's harmonic source (`s3gen/hift/host.py` harmonic_source: `f0_upsamp` + `SineGen` +
 /// `SourceModuleHnNSF`), the publisher's float32 ops in its order: f0 repeated 480x, per
 /// harmonic `cumsum(f0 (i + 1) / sr) % 1` (the running sum in Double, as torch's kernel),
 /// `2 pi` times it plus the drawn phase, `sine_amp sin(.)`, voiced/unvoiced noise, then

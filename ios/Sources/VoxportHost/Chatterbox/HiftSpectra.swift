@@ -1,7 +1,7 @@
 import Foundation
 import VoxportDSP
 
-/// The vocoder's two host transforms (`hift/host.py` source_stft / inverse_stft, and
+/// The vocoder's two host transforms (`s3gen/hift/host.py` source_stft / inverse_stft, and
 /// apply_trim_fade), on VoxportDSP's float64 STFT as the Python host's `conversion/core/host/dsp.py`.
 public enum HiftSpectra {
     /// `HiFTGenerator._stft` + cat: [2 bins, N / hop + 1] = cat(real, imag), bins-major.

@@ -1,7 +1,7 @@
 import Foundation
 import VoxportCore
 
-/// What the vocoder's host needs (`hift_host.npz`, `hift/host.py` hift_host_arrays): the
+/// What the vocoder's host needs (`hift_host.npz`, `s3gen/hift/host.py` hift_host_arrays): the
 /// source's 9 -> 1 merge, SineGen's constants, the STFT window and geometry, the output clamp
 /// and the pipeline's `trim_fade`.
 public struct HiftTables: Sendable {

@@ -10,7 +10,7 @@ public struct HiftResult: Sendable {
 }
 
 /// mel -> wav through `hift_f0` and `hift_trunk` at the smallest frame bucket that fits
-/// (`hift/host.py` vocode): f0 on the padded mel, the harmonic source and its STFT on the real
+/// (`s3gen/hift/host.py` vocode): f0 on the padded mel, the harmonic source and its STFT on the real
 /// frames (zero-padded to the bucket's 120 F + 1 frames), the trunk's magnitude and phase cut to
 /// the real frames, iSTFT, clamp, the first 480 n samples.
 public struct HiftVocoder {
