@@ -7,13 +7,17 @@ public struct SamplingOrder: Sendable, Equatable {
     public var minPBeforeTopP = false
     public var topPOverWholeVocab = false
     public var topPDropsCrossingToken = false
+    /// The repetition penalty last, on the tempered scores the filters kept (-inf stays -inf).
+    public var penaltyAfterFilters = false
 
     public init(filterOnRawScores: Bool = false, minPBeforeTopP: Bool = false,
-                topPOverWholeVocab: Bool = false, topPDropsCrossingToken: Bool = false) {
+                topPOverWholeVocab: Bool = false, topPDropsCrossingToken: Bool = false,
+                penaltyAfterFilters: Bool = false) {
         self.filterOnRawScores = filterOnRawScores
         self.minPBeforeTopP = minPBeforeTopP
         self.topPOverWholeVocab = topPOverWholeVocab
         self.topPDropsCrossingToken = topPDropsCrossingToken
+        self.penaltyAfterFilters = penaltyAfterFilters
     }
 
     /// `conversion/chatterbox/sampling.py` CHATTERBOX_ORDER: min-p runs before top-p.
@@ -49,7 +53,8 @@ public struct SamplingConfig: Sendable, Equatable {
 
 /// The host form of `conversion/core/host/sampling.py` on one row, float32 throughout so that each
 /// processor gives numpy's value bit for bit: CFG, repetition penalty, temperature, then the
-/// filters (top-k, min-p / top-p in `order`), and the exponential-race draw from uniforms.
+/// filters (top-k, min-p / top-p in `order`; the penalty after them when the order says so), and
+/// the exponential-race draw from uniforms.
 ///
 /// Reductions follow numpy's order (its `sum` is pairwise: `PairwiseSum`; `cumsum` is
 /// sequential). `exp`/`log` are the platform's, which may differ from numpy's SIMD ones by an
@@ -92,10 +97,7 @@ public enum Sampling {
             guard let uncond, uncond.count == x.count else { throw SamplingError("cfg_weight is set: uncond_logits is required") }
             x = cfgCombine(x, uncond, weight: w)
         }
-        if config.usesPenalty {
-            guard let previous else { throw SamplingError("repetition_penalty != 1: previous_tokens is required") }
-            x = try repetitionPenalty(x, previous: previous, penalty: config.repetitionPenalty)
-        }
+        x = try penalty(x, config: config, previous: previous, afterFilters: false)
         let s = x.map { $0 / config.temperature }
         let f = config.order.filterOnRawScores ? x : s
         var keep = [Bool](repeating: true, count: x.count)
@@ -113,7 +115,14 @@ public enum Sampling {
             if let candidates, !config.usesTopK { for i in keep.indices where rank[i] >= candidates { keep[i] = false } }
         }
         if config.usesMinP, !config.order.minPBeforeTopP { applyMinP(s, config.minP!, &keep) }
-        return zip(s, keep).map { $1 ? $0 : -.infinity }
+        return try penalty(zip(s, keep).map { $1 ? $0 : -.infinity }, config: config, previous: previous, afterFilters: true)
+    }
+
+    /// The repetition penalty if the order puts it at this stage (before or after the filters).
+    static func penalty(_ x: [Float], config: SamplingConfig, previous: [Int]?, afterFilters: Bool) throws -> [Float] {
+        guard config.usesPenalty, config.order.penaltyAfterFilters == afterFilters else { return x }
+        guard let previous else { throw SamplingError("repetition_penalty != 1: previous_tokens is required") }
+        return try repetitionPenalty(x, previous: previous, penalty: config.repetitionPenalty)
     }
 
     /// min-p on the tempered scores: keep exp(s - max s) >= min_p.

@@ -11,7 +11,8 @@ public struct T3Result: Sendable {
     public var stopped = false
 }
 
-/// The uniforms of draw `step` ([8194] each): recorded ones replay a Python run exactly.
+/// The uniforms of draw `step` (one per vocabulary row: 8194 for Chatterbox's T3, 6563 for
+/// Turbo's): recorded ones replay a Python run exactly.
 public protocol T3Uniforms {
     func uniforms(step: Int) throws -> [Float]
 }
@@ -27,12 +28,17 @@ public struct RecordedUniforms: T3Uniforms {
 }
 
 /// Seeded uniforms in (0, 1) for a device run (splitmix64): not numpy's generator, so the
-/// tokens differ from a Python run's as two seeds would.
+/// tokens differ from a Python run's as two seeds would. `vocab` values per step (Chatterbox's
+/// T3 by default).
 public final class SplitMixUniforms: T3Uniforms {
     var state: UInt64
-    public init(seed: Int) { state = UInt64(bitPattern: Int64(seed)) &* 0x9E37_79B9_7F4A_7C15 }
+    let vocab: Int
+    public init(seed: Int, vocab: Int = T3Tables.vocab) {
+        state = UInt64(bitPattern: Int64(seed)) &* 0x9E37_79B9_7F4A_7C15
+        self.vocab = vocab
+    }
     public func uniforms(step: Int) throws -> [Float] {
-        (0..<T3Tables.vocab).map { _ in
+        (0..<vocab).map { _ in
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -61,15 +67,7 @@ public struct T3Decoder {
 
     /// The prefill bucket for `rows`, or a bucket-overflow error (bucket or KV length).
     public func checkFits(rows: Int, maxNewTokens: Int) throws -> Int {
-        let bucket = try prefillBuckets.select([("P", rows)])["P"]!
-        let lastRow = rows + maxNewTokens - 2  // draw k is fed back at row rows + k, but the last
-        guard lastRow < kvLength else {
-            throw VoxportError(
-                .bucketOverflow,
-                "T3 KV cache too short: \(rows) prompt rows + \(maxNewTokens) new tokens need \(lastRow + 1) rows, "
-                    + "the graph holds \(kvLength); shorten the text or lower max_new_tokens")
-        }
-        return bucket
+        try T3Prefill.bucket(rows: rows, maxNewTokens: maxNewTokens, buckets: prefillBuckets, kvLength: kvLength)
     }
 
     public func generate(
@@ -80,10 +78,7 @@ public struct T3Decoder {
         let (embeds, rows) = try tables.prefillEmbeds(condEmb: condEmb, textIDs: textIDs)
         let bucket = try checkFits(rows: rows, maxNewTokens: maxNewTokens)
         let h = tables.hidden
-        var padded = [Float](repeating: 0, count: 2 * bucket * h)
-        for b in 0..<2 {
-            for i in 0..<(rows * h) { padded[b * bucket * h + i] = embeds[b * rows * h + i] }
-        }
+        let padded = T3Prefill.padded(embeds, batch: 2, rows: rows, bucket: bucket, hidden: h)
         try await runner.resetState(graph: Self.graph, state: state)
         var logits = try await runner.run(
             graph: Self.graph, function: "prefill_P\(bucket)",

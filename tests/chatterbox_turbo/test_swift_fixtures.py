@@ -1,0 +1,23 @@
+"""The Swift Turbo T3 host's fixtures (ios/Tests/PendingFixtures/chatterbox_turbo/t3) are the
+ones `conversion.chatterbox_turbo.swift_fixtures` writes now: regenerate with
+`python -m conversion.chatterbox_turbo.swift_fixtures` after changing the host, the sampler or
+the graph."""
+
+from __future__ import annotations
+
+import json
+
+import chatterbox  # noqa: F401  (a failed --no-deps install fails here, not skips)
+
+from conversion.chatterbox_turbo import swift_fixtures
+from conversion.fixtures.compare import compare_fixtures
+
+
+def test_committed_swift_fixtures_are_current(tmp_path):
+    swift_fixtures.write_swift_fixtures(tmp_path)
+    stale = compare_fixtures(tmp_path, swift_fixtures.FOLDER)
+    assert stale == [], f"{stale}: run python -m {swift_fixtures.MODULE}"
+    # The case the Swift loop test replays: a drawn stop, the start token drawn and fed back.
+    case = json.loads((tmp_path / "case.json").read_text())
+    assert case["stopped"] and 6561 in case["tokens"]
+    assert case["draws"] == len(case["tokens"]) + 1 == len(case["calls"])
