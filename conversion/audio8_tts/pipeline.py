@@ -26,7 +26,7 @@ import numpy as np
 from conversion.core.errors import UserError
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import Background, WorkerPool
-from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
+from conversion.core.speak import SpeakListener, SpeakResult
 
 from .ar import host as host_frames
 from .codec import host as host_codec
@@ -136,39 +136,37 @@ class Audio8Pipeline(LoadedPipeline):
         text: str,
         options: SpeakOptions,
         *,
-        on_audio: OnAudio | None = None,
-        on_progress: OnProgress | None = None,
-        on_step: OnStep | None = None,
+        listener: SpeakListener | None = None,
         pool: WorkerPool[Audio8Pipeline] | None = None,
     ) -> SpeakResult:
         """`text` to 44.1 kHz float32 audio, the speak half's one signature
-        (`conversion/core/speak.py`); with `options.stream`, `on_audio` gets each decoded chunk
-        (else each piece's audio once it is whole); `on_step` a line every
+        (`conversion/core/speak.py`); with `options.stream`, `listener.audio` gets each decoded
+        chunk (else each piece's audio once it is whole); `listener.step` a line every
         `FRAME_REPORT_EVERY` frames.
 
         `pool`: workers over this same bundle, this one its worker 0. With two or more, worker
-        `DECODER` decodes the codec windows while this one draws the frames, and `on_audio`
-        is called from that worker's thread (in order, one call at a time); with one (or no
-        pool) everything runs here, windows between frames. The audio is the same."""
+        `DECODER` decodes the codec windows while this one draws the frames, and
+        `listener.audio` is called from that worker's thread (in order, one call at a time);
+        with one (or no pool) everything runs here, windows between frames. The audio is the
+        same. (Pieces run one after another on this worker, the decoder beside it: not
+        `speak_in_order`'s chunks spread over the workers.)"""
+        listener = SpeakListener() if listener is None else listener
         max_frames = options.max_frames or min(
             GENERATION.max_new_frames, self.config.max_seq_len // 4
         )
-        speech = _Speech(self, max_frames, options.stream, on_audio, on_step)
+        speech = _Speech(self, max_frames, options.stream, listener)
         pieces = self.pieces(text, max_frames, options.voice)
-        if on_progress is not None:
-            on_progress(0, len(pieces), "")
+        listener.progress(0, len(pieces), "")
         voice, seed = options.voice, options.seed
         if pool is None or pool.size == 1:
             for i, piece in enumerate(pieces):
                 speech.inline(i, piece, voice, seed)
-                if on_progress is not None:
-                    on_progress(i + 1, len(pieces), piece[:32])
+                listener.progress(i + 1, len(pieces), piece[:32])
         else:
             with pool.background(DECODER) as decoder:
                 for i, piece in enumerate(pieces):
                     speech.beside(i, piece, voice, seed, decoder)
-                    if on_progress is not None:
-                        on_progress(i + 1, len(pieces), piece[:32])
+                    listener.progress(i + 1, len(pieces), piece[:32])
         return speech.finish()
 
 
@@ -273,9 +271,11 @@ def _has_padding(codes: np.ndarray, cfg: CodecConfig) -> bool:
 class _Speech:
     """One `speak` call: its pieces in order, and the audio handed on as it comes."""
 
-    def __init__(self, pipeline: Audio8Pipeline, max_frames: int, stream: bool, on_audio, on_step):
+    def __init__(
+        self, pipeline: Audio8Pipeline, max_frames: int, stream: bool, listener: SpeakListener
+    ):
         self.pipeline, self.max_frames, self.stream = pipeline, max_frames, stream
-        self.on_audio, self.on_step = on_audio, on_step
+        self.listener = listener
         self.start = time.perf_counter()
         self.result = SpeakResult(np.zeros(0, np.float32), pipeline.codec_config.sample_rate)
         self.audio: list[np.ndarray] = []
@@ -295,12 +295,11 @@ class _Speech:
             if self.result.first_audio_s is None:
                 self.result.first_audio_s = time.perf_counter() - self.start
         self.audio.append(wav)
-        if self.on_audio is not None:
-            self.on_audio(wav)
+        self.listener.audio(wav)
 
     def frame_done(self, step: int, _frame) -> None:
-        if self.on_step is not None and (step + 1) % FRAME_REPORT_EVERY == 0:
-            self.on_step(f"  frames: {step + 1} (budget {self.max_frames})")
+        if (step + 1) % FRAME_REPORT_EVERY == 0:
+            self.listener.step(f"  frames: {step + 1} (budget {self.max_frames})")
 
     def inline(self, i: int, text: str, voice: Voice | None, seed: int) -> None:
         """One piece in this process: its windows decoded between frames (streamed) or after
@@ -328,7 +327,7 @@ class _Speech:
         windows = _Windows(b.codec_window)
 
         def frame_done(step: int, frame) -> None:
-            decoder.check()  # a failed window (or on_audio) stops the frame loop
+            decoder.check()  # a failed window (or listener.audio) stops the frame loop
             if frame.semantic != b.config.eos_token_id:
                 for window in windows.add(frame.codes):
                     decoder.submit(partial(self._decode, piece, window))

@@ -25,7 +25,7 @@ from conversion.core.errors import UserError
 from conversion.core.host.sampling import SamplingConfig
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
-from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult
+from conversion.core.speak import SpeakListener, SpeakResult
 from conversion.s3gen.flow import host as host_flow
 from conversion.s3gen.hift import host as host_hift
 
@@ -242,9 +242,7 @@ class ChatterboxPipeline(LoadedPipeline):
         text: str,
         options: SpeakOptions,
         *,
-        on_audio: OnAudio | None = None,
-        on_progress: OnProgress | None = None,
-        on_step: OnStep | None = None,
+        listener: SpeakListener | None = None,
         pool: WorkerPool[ChatterboxPipeline] | None = None,
         chunks: list[TextChunk] | None = None,
     ) -> SpeakResult:
@@ -253,9 +251,10 @@ class ChatterboxPipeline(LoadedPipeline):
 
         `pool` (pipelines over this same bundle) speaks chunks side by side — one sentence's
         vocoder runs while T3 draws the next; each chunk's draws come from (`options.seed`, its
-        index) alone, so the audio is the same for any number of workers. `on_audio` gets
+        index) alone, so the audio is the same for any number of workers. `listener.audio` gets
         each chunk's waveform in order as soon as it and every earlier one are ready;
-        `on_step` a line every `TOKEN_REPORT_EVERY` speech tokens drawn."""
+        `listener.step` a line every `TOKEN_REPORT_EVERY` speech tokens drawn."""
+        listener = SpeakListener() if listener is None else listener
         voice = options.voice or self.default_voice
         if voice is None:
             raise UserError(
@@ -263,29 +262,23 @@ class ChatterboxPipeline(LoadedPipeline):
             )
         self.check_voice(voice)
         chunks = chunks if chunks is not None else self.chunks(text)
-        results: list[ChunkResult] = []
-        if on_progress is not None:
-            on_progress(0, len(chunks), "")
 
         def on_token(done: int, budget: int) -> None:
-            if on_step is not None and done % TOKEN_REPORT_EVERY == 0:
-                on_step(f"  T3: {done} tokens drawn (budget {budget})")
+            if done % TOKEN_REPORT_EVERY == 0:
+                listener.step(f"  T3: {done} tokens drawn (budget {budget})")
 
-        def work(pipeline: ChatterboxPipeline, item: tuple[int, TextChunk]) -> ChunkResult:
-            i, chunk = item
+        def work(pipeline: ChatterboxPipeline, i: int, chunk: TextChunk) -> ChunkResult:
             return pipeline.synthesize(
                 chunk, voice, options, seed=options.seed, index=i, on_token=on_token
             )
 
-        def deliver(i: int, result: ChunkResult) -> None:
-            results.append(result)
-            if on_audio is not None:
-                on_audio(result.wav)
-            if on_progress is not None:
-                label = f"{result.text[:32]} ({result.speech_tokens.size} tok)"
-                on_progress(i + 1, len(chunks), label)
+        def deliver(_i: int, result: ChunkResult) -> None:
+            listener.audio(result.wav)
 
-        (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
+        def label(_i: int, result: ChunkResult) -> str:
+            return f"{result.text[:32]} ({result.speech_tokens.size} tok)"
+
+        results = self.speak_in_order(chunks, work, deliver, label, listener, pool)
         audio = np.concatenate([r.wav for r in results]) if results else np.zeros(0, np.float32)
         stopped = sum(r.t3.stopped for r in results)
         summary = f"{len(results)} chunk(s), {stopped} stopped on the stop token"

@@ -3,9 +3,10 @@
 the model's flags ─▶ options (its cli.py's `speak_options`, checked first)
 ─▶ the snapshot (`port.resolve`) ─▶ `port.options_for_weights` (before any export)
 ─▶ the bundle (`port.ensure_bundle`) ─▶ a `WorkerPool` of `port.open_pipeline`
-─▶ `port.options_for_pipeline` ─▶ `pipeline.speak` into the wav (`speak_into_wav`: streamed
-or whole, never half a file) ─▶ `--timings`' JSON (models that time words) ─▶ one line:
-length, speed, pieces, workers, first audio.
+─▶ `port.options_for_pipeline` ─▶ `pipeline.speak` with one listener (`_Listener`): its audio
+into the wav (`WavSink`: streamed or whole, never half a file), its pieces on a bar, its steps on
+the console ─▶ `--timings`' JSON (models that time words) ─▶ one line: length, speed, pieces,
+workers, first audio.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from conversion.core.errors import UserError
-from conversion.core.host.audio_io import speak_into_wav
+from conversion.core.host.audio_io import WavSink
 from conversion.core.paths import write_text_file
 from conversion.core.port import ModelPort
 from conversion.core.progress import console, progress_steps
-from conversion.core.speak import SpeakResult
+from conversion.core.speak import SpeakListener, SpeakResult
 
 
 def speak(port: ModelPort, commands: ModuleType, args: argparse.Namespace) -> int:
@@ -45,21 +48,13 @@ def speak(port: ModelPort, commands: ModuleType, args: argparse.Namespace) -> in
         pipeline = pool.pipeline
         options = port.options_for_pipeline(options, pipeline, folder, config)
         start = time.perf_counter()
-        with _PieceBar(f"speak {port.name}") as bar:
-            result, first_s = speak_into_wav(
-                args.output,
-                pipeline.sample_rate,
-                lambda on_audio: pipeline.speak(
-                    args.text,
-                    options,
-                    on_audio=on_audio,
-                    on_progress=bar.progress,
-                    on_step=console.print,
-                    pool=pool,
-                ),
-                args.stream,
-                start,
-            )
+        with (
+            _PieceBar(f"speak {port.name}") as bar,
+            WavSink(args.output, pipeline.sample_rate, args.stream, start) as sink,
+        ):
+            result = pipeline.speak(args.text, options, listener=_Listener(sink, bar), pool=pool)
+            sink.finish(result.audio)
+        first_s = sink.first_audio_s
     seconds = time.perf_counter() - start
     if args.timings is not None:
         write_text_file(args.timings, json.dumps(result.timings_json(), ensure_ascii=False) + "\n")
@@ -90,6 +85,22 @@ def spoken_line(
         f"wrote {target}: {dur:.2f} s of audio in {seconds:.1f} s "
         f"(real-time factor {seconds / max(dur, 1e-9):.2f}, {summary}{workers} worker(s)); {first}"
     )
+
+
+class _Listener(SpeakListener):
+    """The CLI's listener: audio into the wav, pieces on the bar, steps on the console."""
+
+    def __init__(self, sink: WavSink, bar: _PieceBar) -> None:
+        self.sink, self.bar = sink, bar
+
+    def audio(self, piece: np.ndarray) -> None:
+        self.sink.audio(piece)
+
+    def progress(self, done: int, total: int, what: str) -> None:
+        self.bar.progress(done, total, what)
+
+    def step(self, line: str) -> None:
+        console.print(line)
 
 
 class _PieceBar:

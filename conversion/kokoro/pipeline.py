@@ -22,7 +22,7 @@ from conversion.core.errors import BucketOverflowError, UserError
 from conversion.core.host.buckets import BucketTable, pad_to
 from conversion.core.runtime.loaded_pipeline import LoadedPipeline
 from conversion.core.runtime.workers import WorkerPool
-from conversion.core.speak import OnAudio, OnProgress, OnStep, SpeakResult, WordTiming
+from conversion.core.speak import SpeakListener, SpeakResult, WordTiming
 
 from . import host
 from .export import HOST_DATA
@@ -222,9 +222,7 @@ class KokoroPipeline(LoadedPipeline):
         text: str,
         options: SpeakOptions,
         *,
-        on_audio: OnAudio | None = None,
-        on_progress: OnProgress | None = None,
-        on_step: OnStep | None = None,
+        listener: SpeakListener | None = None,
         pool: WorkerPool[KokoroPipeline] | None = None,
         chunks: list[host.Chunk] | None = None,
     ) -> SpeakResult:
@@ -234,34 +232,32 @@ class KokoroPipeline(LoadedPipeline):
         `chunks` are `self.chunks(text)` when the caller already has them (G2P is not free).
         `pool` (pipelines over this same bundle) speaks chunks side by side: each chunk's draws
         come from `options.seed + i` alone, so the audio is the same for any number of workers.
-        `on_audio` gets the joined waveform piece by piece in order, as soon as each chunk
+        `listener.audio` gets the joined waveform piece by piece in order, as soon as each chunk
         is ready (pauses included): the pieces end to end are the returned audio.
         """
+        listener = SpeakListener() if listener is None else listener
         chunks = self.chunks(text, options.fallback) if chunks is None else chunks
         pack = host.load_voice(options.voice, extra_dirs=options.voice_dirs, packs=self.voices)
         results: list[ChunkResult] = []
         gap = host.pause()
-        if on_progress is not None:
-            on_progress(0, len(chunks), "")
 
-        def work(pipeline: KokoroPipeline, item: tuple[int, host.Chunk]) -> list[ChunkResult]:
-            i, chunk = item
+        def work(pipeline: KokoroPipeline, i: int, chunk: host.Chunk) -> list[ChunkResult]:
             pipeline.between_utterances()  # stateless graphs: any chunk boundary is a restart point
             return pipeline._speak_chunk(
                 chunk, pack, options.speed, options.seed + i, options.fallback
             )
 
-        def deliver(i: int, parts: list[ChunkResult]) -> None:
+        def deliver(_i: int, parts: list[ChunkResult]) -> None:
             for part in parts:
-                if on_audio is not None:
-                    if results:  # join_audio's pause: between chunks, none at the ends
-                        on_audio(gap)
-                    on_audio(part.audio)
+                if results:  # join_audio's pause: between chunks, none at the ends
+                    listener.audio(gap)
+                listener.audio(part.audio)
                 results.append(part)
-            if on_progress is not None:
-                on_progress(i + 1, len(chunks), chunks[i].text[:40])
 
-        (pool or WorkerPool.inline(self)).map_in_order(list(enumerate(chunks)), work, deliver)
+        def label(i: int, _parts: list[ChunkResult]) -> str:
+            return chunks[i].text[:40]
+
+        self.speak_in_order(chunks, work, deliver, label, listener, pool)
         audio = host.join_audio([r.audio for r in results])
         words = utterance_words(results, gap.size, self.sample_rate)
         return SpeakResult(

@@ -25,9 +25,8 @@ class _Fails:
     def close(self):
         pass
 
-    def speak(self, text, options, *, on_audio=None, on_progress=None, on_step=None, pool=None):
-        if on_audio is not None:  # streamed: the first chunk is on disk before the failure
-            on_audio(np.zeros(2400, np.float32))
+    def speak(self, text, options, *, listener=None, pool=None):
+        listener.audio(np.zeros(2400, np.float32))  # streamed: on disk before the failure
         raise RuntimeError("the runtime died mid-utterance")
 
 

@@ -28,6 +28,7 @@ from conversion.audio8_tts.config import REDUCED
 from conversion.audio8_tts.swift_fixtures import stand_in_tokenizer
 from conversion.cli.main import main
 from conversion.core.runtime.workers import WorkerPool
+from conversion.core.speak import SpeakListener
 
 torch.set_num_threads(1)
 
@@ -142,13 +143,23 @@ class _Opener:
         return _bundle(session)
 
 
+class _Audio(SpeakListener):
+    """Hands each piece of audio to `take`."""
+
+    def __init__(self, take) -> None:
+        self.take = take
+
+    def audio(self, piece: np.ndarray) -> None:
+        self.take(piece)
+
+
 def _speak(opener: _Opener, workers: int, stream: bool, frames: int = FRAMES, on_audio=None):
     chunks: list[np.ndarray] = []
     with WorkerPool(opener, workers) as pool:
         result = pool.pipeline.speak(
             TEXT,
             SpeakOptions(seed=4, max_frames=frames, stream=stream),
-            on_audio=on_audio or chunks.append,
+            listener=_Audio(on_audio or chunks.append),
             pool=pool,
         )
     return result, chunks
@@ -259,9 +270,9 @@ def test_padding_frames_decode_as_decode_whole():
     np.testing.assert_array_equal(got.audio, want.audio)
 
 
-@pytest.mark.parametrize("where", ["codec", "on_audio", "open", "frame"])
+@pytest.mark.parametrize("where", ["codec", "listener.audio", "open", "frame"])
 def test_an_error_beside_the_frames_is_raised_here(where):
-    """A window that fails, an `on_audio` that fails (both in the decode thread), worker 1
+    """A window that fails, a `listener.audio` that fails (both in the decode thread), worker 1
     failing to open, or the frame loop failing: raised in the caller, the frame loop stopped
     early, no thread left behind, every opened bundle closed."""
     frames = 200
@@ -272,9 +283,9 @@ def test_an_error_beside_the_frames_is_raised_here(where):
         raise RuntimeError("codec window failed")
 
     def on_audio(_chunk) -> None:
-        if where == "on_audio":
+        if where == "listener.audio":
             failed.set()
-            raise RuntimeError("on_audio failed")
+            raise RuntimeError("listener.audio failed")
 
     def frame(session: _Session) -> None:
         if session.step == 10 and where != "frame":  # the decode thread fails meanwhile

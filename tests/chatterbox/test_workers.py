@@ -22,6 +22,7 @@ from conversion.cli.main import main
 from conversion.core.bundle import load_manifest
 from conversion.core.errors import UserError
 from conversion.core.runtime.workers import WorkerPool
+from conversion.core.speak import SpeakListener
 
 TEXT = "A quick brown fox jumps over a lazy dog by the river. It ran off."  # 2 chunks
 COMMON = ["--weights", "random", "--config", "reduced"]
@@ -41,6 +42,16 @@ def reduced_bundle() -> Path:
         return PORT.ensure_bundle(folder, config, "reduced", "fp32")
 
 
+class _Pieces(SpeakListener):
+    """Keeps each piece of audio it hears."""
+
+    def __init__(self) -> None:
+        self.pieces: list[np.ndarray] = []
+
+    def audio(self, piece: np.ndarray) -> None:
+        self.pieces.append(piece)
+
+
 @pytest.mark.slow
 def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
     with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 1) as one:
@@ -48,13 +59,13 @@ def test_two_workers_speak_the_samples_one_worker_speaks(reduced_bundle):
         assert len(chunks) == 2
         options = replace(FEW_TOKENS, seed=3)
         want = one.pipeline.speak(TEXT, options, chunks=chunks, pool=one).audio
-    pieces: list[np.ndarray] = []
+    heard = _Pieces()
     with WorkerPool(lambda isolate: ChatterboxPipeline(reduced_bundle, isolate=isolate), 2) as two:
-        spoken = two.pipeline.speak(TEXT, options, chunks=chunks, pool=two, on_audio=pieces.append)
+        spoken = two.pipeline.speak(TEXT, options, chunks=chunks, pool=two, listener=heard)
         got, results = spoken.audio, spoken.pieces
     assert want.size > 0 and [r.text for r in results] == [c.text for c in chunks]
     assert got.tobytes() == want.tobytes()  # bit-identical
-    assert len(pieces) == 2 and np.concatenate(pieces).tobytes() == got.tobytes()
+    assert len(heard.pieces) == 2 and np.concatenate(heard.pieces).tobytes() == got.tobytes()
 
 
 # -- the CLI over a stand-in ------------------------------------------------------------------

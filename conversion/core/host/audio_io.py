@@ -1,4 +1,5 @@
-"""Audio files: atomic 16-bit wav writing (a reader never sees half a file)."""
+"""Audio files: atomic 16-bit wav writing (a reader never sees half a file), whole, streamed, or
+as a speak's `WavSink`."""
 
 from __future__ import annotations
 
@@ -6,18 +7,14 @@ import io
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.paths import partial_path, public_mode, writable_file
 from conversion.core.runtime import ending
-
-if TYPE_CHECKING:
-    from conversion.core.speak import SpeakResult
 
 
 def _pcm_ready(audio: np.ndarray, target: Path) -> np.ndarray:
@@ -91,31 +88,43 @@ def streamed_wav(path: str | Path, sr: int) -> Iterator[Callable[[np.ndarray], N
         raise
 
 
-def speak_into_wav(
-    target: str | Path,
-    sr: int,
-    speak: Callable[[Callable[[np.ndarray], None] | None], SpeakResult],
-    stream: bool,
-    start: float,
-) -> tuple[SpeakResult, float | None]:
-    """Run `speak(on_audio)` into the wav `target`: streamed (each piece `speak` hands
-    `on_audio` appended as it comes, `streamed_wav`) or written whole at the end. Returns
-    `speak`'s result and the seconds from `start` (a perf_counter) to the first audio on disk
-    (None when no audio came while streaming)."""
-    if not stream:
-        result = speak(None)
-        write_wav(target, result.audio, sr)
-        return result, time.perf_counter() - start
-    first: list[float] = []
-    with streamed_wav(target, sr) as write:
+class WavSink:
+    """Where a speak's audio goes: the wav `target`, streamed (each piece `audio` is handed
+    appended as it comes, `streamed_wav`) or written whole by `finish` — never half a file.
 
-        def on_audio(piece: np.ndarray) -> None:
-            write(piece)
-            if not first and piece.size:
-                first.append(time.perf_counter() - start)
+    A context manager: a streamed file is renamed into place on a clean exit and removed on
+    an error; a whole one is only ever written by `finish`. `first_audio_s` is the seconds
+    from `start` (a perf_counter) to the first audio on disk (None until some is)."""
 
-        result = speak(on_audio)
-    return result, first[0] if first else None
+    def __init__(self, target: str | Path, sr: int, stream: bool, start: float) -> None:
+        self.target, self.sr, self.stream, self.start = target, sr, stream, start
+        self.first_audio_s: float | None = None
+        self._stack = ExitStack()
+        self._write: Callable[[np.ndarray], None] | None = None
+
+    def __enter__(self) -> WavSink:
+        if self.stream:
+            self._write = self._stack.enter_context(streamed_wav(self.target, self.sr))
+        return self
+
+    def audio(self, piece: np.ndarray) -> None:
+        """The next piece of the utterance: appended now when streaming (else `finish` writes
+        the whole audio)."""
+        if self._write is None:
+            return
+        self._write(piece)
+        if self.first_audio_s is None and piece.size:
+            self.first_audio_s = time.perf_counter() - self.start
+
+    def finish(self, audio: np.ndarray) -> None:
+        """The utterance is spoken (`audio`: every piece joined): written whole now when not
+        streaming (the streamed file is already on disk, renamed on exit)."""
+        if not self.stream:
+            write_wav(self.target, audio, self.sr)
+            self.first_audio_s = time.perf_counter() - self.start
+
+    def __exit__(self, *exc) -> bool | None:
+        return self._stack.__exit__(*exc)
 
 
 # -- reference recordings (read, never written) -------------------------------------------------

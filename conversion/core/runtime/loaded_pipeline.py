@@ -1,14 +1,25 @@
-"""A bundle opened for a pipeline: its manifest checked, host data loaded, one timed session."""
+"""A bundle opened for a pipeline: its manifest checked, host data loaded, one timed session;
+and the chunk loop every chunked speak shares (`speak_in_order`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from conversion.core.bundle import Manifest, load_manifest
 from conversion.core.errors import UserError
 from conversion.core.runtime.isolated_session import IsolatedSession
 from conversion.core.runtime.session import Session
 from conversion.core.runtime.timed_session import TimedSession
+from conversion.core.runtime.workers import WorkerPool
+
+if TYPE_CHECKING:
+    from conversion.core.speak import SpeakListener
+
+P = TypeVar("P", bound="LoadedPipeline")
+T = TypeVar("T")  # a chunk
+R = TypeVar("R")  # what a chunk speaks to
 
 
 class LoadedPipeline:
@@ -43,6 +54,30 @@ class LoadedPipeline:
         runtime's leaked output buffers back by restarting an isolated child past
         `recycle_mb`. True when it restarted."""
         return self.session.recycle_if_leaking(self.recycle_mb)
+
+    def speak_in_order(
+        self: P,
+        chunks: Sequence[T],
+        work: Callable[[P, int, T], R],
+        deliver: Callable[[int, R], None],
+        label: Callable[[int, R], str],
+        listener: SpeakListener,
+        pool: WorkerPool[P] | None,
+    ) -> list[R]:
+        """A speak's chunk loop: `work(pipeline, i, chunk)` for every chunk, side by side over
+        `pool`'s workers (None: here, one after another); `deliver(i, result)` (the model hands
+        `listener` its audio there) in chunk order as soon as chunks 0..i are done, then
+        `listener.progress(i + 1, n, label(i, result))`, after one `progress(0, n, "")` first.
+        The results in chunk order."""
+        listener.progress(0, len(chunks), "")
+
+        def delivered(i: int, result: R) -> None:
+            deliver(i, result)
+            listener.progress(i + 1, len(chunks), label(i, result))
+
+        return (pool or WorkerPool.inline(self)).map_in_order(
+            list(enumerate(chunks)), lambda pipeline, item: work(pipeline, *item), delivered
+        )
 
     def load_host(self) -> None:
         """Read the bundle's host-side files (tables, voices, tokenizer); override."""
