@@ -153,13 +153,13 @@ class _Audio(SpeakListener):
         self.take(piece)
 
 
-def _speak(opener: _Opener, workers: int, stream: bool, frames: int = FRAMES, on_audio=None):
+def _speak(opener: _Opener, workers: int, stream: bool, frames: int = FRAMES, take_audio=None):
     chunks: list[np.ndarray] = []
     with WorkerPool(opener, workers) as pool:
         result = pool.pipeline.speak(
             TEXT,
             SpeakOptions(seed=4, max_frames=frames, stream=stream),
-            listener=_Audio(on_audio or chunks.append),
+            listener=_Audio(take_audio or chunks.append),
             pool=pool,
         )
     return result, chunks
@@ -239,7 +239,7 @@ def test_windows_decode_while_frames_are_drawn(stream):
             seen.append(handed_on.wait(WAIT_S) if stream else _until(decoding_started))
 
     opener = _Opener({0: {FRAME: last_frame}})
-    _speak(opener, 2, stream, on_audio=lambda _chunk: handed_on.set())
+    _speak(opener, 2, stream, take_audio=lambda _chunk: handed_on.set())
     assert seen == [True]
 
 
@@ -282,7 +282,7 @@ def test_an_error_beside_the_frames_is_raised_here(where):
         failed.set()
         raise RuntimeError("codec window failed")
 
-    def on_audio(_chunk) -> None:
+    def take_audio(_chunk) -> None:
         if where == "listener.audio":
             failed.set()
             raise RuntimeError("listener.audio failed")
@@ -299,7 +299,7 @@ def test_an_error_beside_the_frames_is_raised_here(where):
     if where == "open":
         failed.set()
     with pytest.raises(RuntimeError, match=f"{'worker 1' if where == 'open' else where}"):
-        _speak(opener, 2, stream=True, frames=frames, on_audio=on_audio)
+        _speak(opener, 2, stream=True, frames=frames, take_audio=take_audio)
     drawn = [what for w, what, _ in opener.log if w == "w0"].count("frame")
     assert drawn < frames
     assert _worker_threads() == []
