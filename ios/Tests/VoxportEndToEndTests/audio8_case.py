@@ -6,7 +6,7 @@
 runs — `ar` (prefill + frame) and `codec`, the encoder left out (a voice needs it, this case
 does not) — at its default path (bundles/audio8_tts-fp32-reduced-seed0-host), exported there first
 when missing or stale. It speaks SENTENCE as `voxport speak audio8_tts SENTENCE --seed SEED
---stream -o speak.wav` does once its bundle is open (the CLI's own options, `speak_into_wav`
+--stream -o speak.wav` does once its bundle is open (the CLI's own options, its `WavSink`
 writing the 16-bit wav; the CLI itself refuses this graph subset as a --bundle), decodes the same
 codes whole, asks the front end about BAD_TEXTS, and writes into OUT:
 
@@ -38,7 +38,8 @@ from conversion.audio8_tts.port import PORT
 from conversion.audio8_tts.prompt import clean_text
 from conversion.audio8_tts.voice import Voice, transcript_ids
 from conversion.core.errors import UserError
-from conversion.core.host.audio_io import speak_into_wav
+from conversion.core.host.audio_io import WavSink
+from conversion.core.speak import SpeakListener
 from conversion.core.threads import pin_torch_threads
 
 REPO = Path(__file__).resolve().parents[3]
@@ -95,15 +96,20 @@ def speak_as_the_cli(ab: Audio8Pipeline, wav: Path):
     ab.pieces = pieces
     chunks: list[np.ndarray] = []
 
-    def speak(on_audio):
-        def both(piece: np.ndarray) -> None:
-            chunks.append(piece)
-            on_audio(piece)
+    class Both(SpeakListener):
+        """The CLI's sink, and every streamed chunk kept for case.json."""
 
-        return ab.speak(SENTENCE, options, on_audio=both)
+        def __init__(self, sink: WavSink) -> None:
+            self.sink = sink
+
+        def audio(self, piece: np.ndarray) -> None:
+            chunks.append(piece)
+            self.sink.audio(piece)
 
     try:
-        result, _ = speak_into_wav(wav, ab.sample_rate, speak, options.stream, time.perf_counter())
+        with WavSink(wav, ab.sample_rate, options.stream, time.perf_counter()) as sink:
+            result = ab.speak(SENTENCE, options, listener=Both(sink))
+            sink.finish(result.audio)
     finally:
         del ab.pieces
     return result, chunks, budgets[0]
