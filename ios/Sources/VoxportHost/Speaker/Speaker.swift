@@ -1,5 +1,5 @@
 /// One piece of a spoken utterance, handed out as soon as it is ready: the Swift twin of
-/// `core/speak.py`'s `on_audio(piece)`. The chunks of one `speak` laid end to end are the
+/// `core/speak.py`'s `SpeakListener.audio(piece)`. The chunks of one `speak` laid end to end are the
 /// utterance the model's pipeline gives for the same text, voice and options.
 public struct SpeechChunk: Sendable, Equatable {
     /// Float32 mono at `sampleRate`.
