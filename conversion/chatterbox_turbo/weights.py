@@ -33,6 +33,7 @@ import torch
 from conversion.core.errors import WeightsError
 from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.core.weights_folder import cache_dir, folder_problem, write_folder_atomically
+from conversion.s3gen.calibration import calibrate_hift
 from conversion.s3gen.snapshot import (
     publisher_environment,
     randomize_untrained,
@@ -186,6 +187,7 @@ def random_snapshot(dest: Path, config: TurboConfig, seed: int = 0) -> Path:
             randomize_untrained(module, seed)
         calibrate_t3(parts[T3_FILE], seed, config)
         calibrate_time_mixer(parts[S3GEN_FILE].flow.decoder.estimator, seed)
+        calibrate_hift(parts[S3GEN_FILE].mel2wav.eval(), seed)
         for name, module in parts.items():
             state = {k: v.contiguous() for k, v in module.state_dict().items()}
             save_file(state, str(tmp / name))
