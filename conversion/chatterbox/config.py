@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,20 +139,7 @@ def read_snapshot_config(folder: Path) -> ChatterboxConfig:
         raise WeightsError(f"{marker} cannot be read as the snapshot's sizes ({e})") from None
 
 
-@contextlib.contextmanager
-def sizes_patched(config: ChatterboxConfig) -> Iterator[None]:
+def sizes_patched(config: ChatterboxConfig) -> contextlib.AbstractContextManager[None]:
     """Make the publisher's argument-less constructors build `config`'s sizes."""
-    if config.is_published:
-        yield
-        return
-    from chatterbox.models.t3 import llama_configs
-
-    llama = llama_configs.LLAMA_CONFIGS["Llama_520M"]
-    saved_llama = dict(llama)
-    llama.update(num_hidden_layers=config.t3_layers, intermediate_size=config.t3_intermediate)
-    try:
-        with constructors_patched(config):
-            yield
-    finally:
-        llama.clear()
-        llama.update(saved_llama)
+    t3_sizes = {"num_hidden_layers": config.t3_layers, "intermediate_size": config.t3_intermediate}
+    return constructors_patched(config, "Llama_520M", t3_sizes)

@@ -29,6 +29,7 @@ from conversion.core.json_file import load_json_file
 from conversion.core.weights_folder import write_folder_atomically
 from conversion.s3gen.calibration import calibrate_hift
 from conversion.s3gen.snapshot import (
+    check_files,
     publisher_environment,
     randomize_untrained,
     synthetic_reference,
@@ -51,18 +52,7 @@ _CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?;:'\
 
 def check_layout(folder: Path) -> None:
     """Raise WeightsError naming the first missing checkpoint file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise WeightsError(
-            f"chatterbox weights folder {folder} does not exist; pass a local snapshot of "
-            "ResembleAI/chatterbox (--weights DIR) or --weights random"
-        )
-    for name in REQUIRED:
-        if not (folder / name).is_file():
-            raise WeightsError(
-                f"chatterbox weights: {folder / name} is missing (a snapshot needs "
-                f"{', '.join(REQUIRED)}, optionally {CONDS})"
-            )
+    check_files(folder, "chatterbox", "ResembleAI/chatterbox", REQUIRED, CONDS)
 
 
 def check_snapshot(folder: Path, config: ChatterboxConfig | None = None) -> ChatterboxConfig:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,32 +115,19 @@ def by_name(name: str) -> TurboConfig:
     return CONFIGS[name]
 
 
-@contextlib.contextmanager
-def sizes_patched(config: TurboConfig) -> Iterator[None]:
+def sizes_patched(config: TurboConfig) -> contextlib.AbstractContextManager[None]:
     """Make the publisher's hard-coded constructors build `config`'s sizes for the block."""
-    if config.is_published:
-        yield
-        return
-    from chatterbox.models.t3 import llama_configs
-
-    gpt2 = llama_configs.LLAMA_CONFIGS["GPT2_medium"]
-    saved_gpt2 = dict(gpt2)
     # GPT2Config reads n_embd and hidden_size (an alias of n_embd): both, or they disagree
-    gpt2.update(
-        n_layer=config.t3_layers,
-        n_embd=config.t3_hidden,
-        hidden_size=config.t3_hidden,
-        n_head=config.t3_heads,
-        n_positions=config.t3_positions,
-        n_ctx=config.t3_positions,
-        vocab_size=config.t3_wte_rows,
+    gpt2 = {
+        "n_layer": config.t3_layers,
+        "n_embd": config.t3_hidden,
+        "hidden_size": config.t3_hidden,
+        "n_head": config.t3_heads,
+        "n_positions": config.t3_positions,
+        "n_ctx": config.t3_positions,
+        "vocab_size": config.t3_wte_rows,
         # GPT-2's <|endoftext|> id (50256) lies past a shrunk token table; unused by T3
-        bos_token_id=None,
-        eos_token_id=None,
-    )
-    try:
-        with constructors_patched(config):
-            yield
-    finally:
-        gpt2.clear()
-        gpt2.update(saved_gpt2)
+        "bos_token_id": None,
+        "eos_token_id": None,
+    }
+    return constructors_patched(config, "GPT2_medium", gpt2)

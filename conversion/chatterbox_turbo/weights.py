@@ -35,6 +35,7 @@ from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.core.weights_folder import cache_dir, folder_problem, write_folder_atomically
 from conversion.s3gen.calibration import calibrate_hift
 from conversion.s3gen.snapshot import (
+    check_files,
     publisher_environment,
     randomize_untrained,
     synthetic_reference,
@@ -65,18 +66,7 @@ REFERENCE_SECONDS = 6.0  # prepare_conditionals asserts a reference longer than 
 
 def check_layout(folder: Path) -> None:
     """Raise WeightsError naming the first missing checkpoint file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise WeightsError(
-            f"chatterbox_turbo weights folder {folder} does not exist; pass a local snapshot of "
-            "ResembleAI/chatterbox-turbo (--weights DIR) or --weights random"
-        )
-    for name in REQUIRED:
-        if not (folder / name).is_file():
-            raise WeightsError(
-                f"chatterbox_turbo weights: {folder / name} is missing (a snapshot needs "
-                f"{', '.join(REQUIRED)}, optionally {CONDS})"
-            )
+    check_files(folder, "chatterbox_turbo", "ResembleAI/chatterbox-turbo", REQUIRED, CONDS)
 
 
 def read_snapshot_config(folder: Path) -> TurboConfig:

@@ -5,9 +5,9 @@ The rates are the publisher's (`s3gen.py`: 24 kHz audio, 25 Hz speech tokens, 50
 the same for every model built on S3Gen. The buckets are each model's own choice: its config
 passes them as any object with these three fields (`ChatterboxConfig` is one). So are the
 module sizes (`S3GenSizes`): `S3Gen()` builds its encoder, estimator and vocoder with literal
-arguments, so a reduced model is built by the same constructors with a few arguments
-overridden (`constructors_patched`). What must not shrink: the encoder's width (512: the token
-embedding and `encoder_proj` are fixed at it).
+arguments (and T3 reads its backbone's from a module-level table), so a reduced model is built
+by the same constructors with a few arguments overridden (`constructors_patched`). What must
+not shrink: the encoder's width (512: the token embedding and `encoder_proj` are fixed at it).
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ class S3GenSizes(Protocol):
     """The S3Gen module sizes a config overrides (read-only, as a frozen config's are)."""
 
     @property
+    def is_published(self) -> bool:
+        """The publisher's own sizes: nothing to override."""
+        ...
+
+    @property
     def encoder_blocks(self) -> int:
         """`UpsampleConformerEncoder(num_blocks=)`: its blocks before the upsample."""
         ...
@@ -77,10 +82,20 @@ def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:
 
 
 @contextlib.contextmanager
-def constructors_patched(sizes: S3GenSizes) -> Iterator[None]:
-    """Make `S3Gen()` (any variant) build `sizes`' encoder, estimator and vocoder in the block."""
+def constructors_patched(
+    sizes: S3GenSizes, t3_backbone: str, t3_sizes: dict[str, Any]
+) -> Iterator[None]:
+    """Make the publisher's hard-coded constructors build `sizes` in the block: `S3Gen()` (any
+    variant) its encoder, estimator and vocoder, and T3 its backbone (the publisher's
+    `LLAMA_CONFIGS[t3_backbone]`, updated with `t3_sizes`). The published sizes: no patch."""
+    if sizes.is_published:
+        yield
+        return
     from chatterbox.models.s3gen import s3gen as s3gen_module
+    from chatterbox.models.t3 import llama_configs
 
+    backbone = llama_configs.LLAMA_CONFIGS[t3_backbone]
+    saved_backbone = dict(backbone)
     overrides = {
         "UpsampleConformerEncoder": {
             "num_blocks": sizes.encoder_blocks,
@@ -94,10 +109,13 @@ def constructors_patched(sizes: S3GenSizes) -> Iterator[None]:
         "ConvRNNF0Predictor": {"cond_channels": sizes.f0_cond_channels},
     }
     saved = {name: getattr(s3gen_module, name) for name in overrides}
+    backbone.update(t3_sizes)
     try:
         for name, fixed in overrides.items():
             setattr(s3gen_module, name, _with_fixed_kwargs(saved[name], fixed))
         yield
     finally:
+        backbone.clear()
+        backbone.update(saved_backbone)
         for name, ctor in saved.items():
             setattr(s3gen_module, name, ctor)

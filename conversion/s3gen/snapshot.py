@@ -1,16 +1,38 @@
-"""What both models' seeded random snapshots are made with, around the publisher's constructors:
-the environment they run in offline, the untrained-module perturbation, and the synthetic
-reference a default voice is cloned from."""
+"""What both models' snapshots are checked and made with, around the publisher's constructors:
+the layout check, the environment they run in offline, the untrained-module perturbation, and
+the synthetic reference a default voice is cloned from."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from conversion.core.errors import WeightsError
+
 from .sizes import SAMPLE_RATE
+
+
+def check_files(
+    folder: Path, model: str, repo: str, required: tuple[str, ...], optional: str
+) -> None:
+    """Raise WeightsError naming the first of `required` missing from `folder` (a snapshot of
+    the publisher's `repo`), or the folder itself."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise WeightsError(
+            f"{model} weights folder {folder} does not exist; pass a local snapshot of "
+            f"{repo} (--weights DIR) or --weights random"
+        )
+    for name in required:
+        if not (folder / name).is_file():
+            raise WeightsError(
+                f"{model} weights: {folder / name} is missing (a snapshot needs "
+                f"{', '.join(required)}, optionally {optional})"
+            )
 
 
 @contextlib.contextmanager
