@@ -2,9 +2,10 @@
 
 The publisher's constructors hard-code their sizes (`T3()` reads `LLAMA_CONFIGS["Llama_520M"]`,
 `S3Gen()` builds its encoder, estimator and vocoder with literal arguments), so a reduced model
-is built by the same constructors with a few arguments overridden (`sizes_patched`). What must
-not shrink: T3's hidden size (1024: the perceiver and the conditioning encoder are fixed at it)
-and the S3Gen encoder's width (512: the token embedding and `encoder_proj` are fixed at it).
+is built by the same constructors with a few arguments overridden (`sizes_patched`; S3Gen's
+through `conversion.s3gen.sizes.constructors_patched`). What must not shrink: T3's hidden size
+(1024: the perceiver and the conditioning encoder are fixed at it) and the S3Gen encoder's width
+(512: the token embedding and `encoder_proj` are fixed at it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.s3gen.sizes import MEL_HOP as MEL_HOP  # the S3Gen rates, re-exported
 from conversion.s3gen.sizes import SAMPLE_RATE as SAMPLE_RATE
-from conversion.s3gen.sizes import TOKEN_HOP
+from conversion.s3gen.sizes import TOKEN_HOP, constructors_patched
 
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
 
@@ -139,53 +139,7 @@ def read_snapshot_config(folder: Path) -> ChatterboxConfig:
         raise WeightsError(f"{marker} cannot be read as the snapshot's sizes ({e})") from None
 
 
-def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:
-    def build(*args: Any, **kwargs: Any) -> Any:
-        kwargs.update(fixed)
-        return cls(*args, **kwargs)
-
-    return build
-
-
-@contextlib.contextmanager
-def sizes_patched(config: ChatterboxConfig) -> Iterator[None]:
+def sizes_patched(config: ChatterboxConfig) -> contextlib.AbstractContextManager[None]:
     """Make the publisher's argument-less constructors build `config`'s sizes."""
-    if config.is_published:
-        yield
-        return
-    from chatterbox.models.s3gen import s3gen as s3gen_module
-    from chatterbox.models.t3 import llama_configs
-
-    llama = llama_configs.LLAMA_CONFIGS["Llama_520M"]
-    saved_llama = dict(llama)
-    saved_ctors = {
-        name: getattr(s3gen_module, name)
-        for name in (
-            "UpsampleConformerEncoder",
-            "ConditionalDecoder",
-            "HiFTGenerator",
-            "ConvRNNF0Predictor",
-        )
-    }
-    llama.update(num_hidden_layers=config.t3_layers, intermediate_size=config.t3_intermediate)
-    overrides = {
-        "UpsampleConformerEncoder": {
-            "num_blocks": config.encoder_blocks,
-            "linear_units": config.encoder_linear_units,
-        },
-        "ConditionalDecoder": {
-            "n_blocks": config.estimator_blocks,
-            "num_mid_blocks": config.estimator_mid_blocks,
-        },
-        "HiFTGenerator": {"base_channels": config.hift_base_channels},
-        "ConvRNNF0Predictor": {"cond_channels": config.f0_cond_channels},
-    }
-    try:
-        for name, fixed in overrides.items():
-            setattr(s3gen_module, name, _with_fixed_kwargs(saved_ctors[name], fixed))
-        yield
-    finally:
-        llama.clear()
-        llama.update(saved_llama)
-        for name, ctor in saved_ctors.items():
-            setattr(s3gen_module, name, ctor)
+    t3_sizes = {"num_hidden_layers": config.t3_layers, "intermediate_size": config.t3_intermediate}
+    return constructors_patched(config, "Llama_520M", t3_sizes)

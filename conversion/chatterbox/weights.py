@@ -17,21 +17,25 @@ sizes, which `from_local` cannot be told), with a default voice made by the publ
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import torch
 
 from conversion.core.errors import WeightsError
 from conversion.core.json_file import load_json_file
 from conversion.core.weights_folder import write_folder_atomically
+from conversion.s3gen.calibration import calibrate_hift
+from conversion.s3gen.snapshot import (
+    check_files,
+    publisher_environment,
+    randomize_untrained,
+    synthetic_reference,
+)
 
-from .calibration import CALIBRATION, calibrate_hift, calibrate_t3
+from .calibration import CALIBRATION, calibrate_t3
 from .config import CONFIG_FILE, SAMPLE_RATE, ChatterboxConfig, read_snapshot_config, sizes_patched
 
 if TYPE_CHECKING:
@@ -48,34 +52,7 @@ _CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?;:'\
 
 def check_layout(folder: Path) -> None:
     """Raise WeightsError naming the first missing checkpoint file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise WeightsError(
-            f"chatterbox weights folder {folder} does not exist; pass a local snapshot of "
-            "ResembleAI/chatterbox (--weights DIR) or --weights random"
-        )
-    for name in REQUIRED:
-        if not (folder / name).is_file():
-            raise WeightsError(
-                f"chatterbox weights: {folder / name} is missing (a snapshot needs "
-                f"{', '.join(REQUIRED)}, optionally {CONDS})"
-            )
-
-
-@contextlib.contextmanager
-def _publisher_environment() -> Iterator[None]:
-    """Let the publisher's constructors run offline and quietly."""
-    import perth
-
-    saved = perth.PerthImplicitWatermarker
-    try:
-        saved()  # its constructor needs setuptools' pkg_resources; absent in new setuptools
-    except Exception:  # noqa: BLE001 - any failure: fall back to the package's dummy
-        perth.PerthImplicitWatermarker = perth.DummyWatermarker
-    try:
-        yield
-    finally:
-        perth.PerthImplicitWatermarker = saved
+    check_files(folder, "chatterbox", "ResembleAI/chatterbox", REQUIRED, CONDS)
 
 
 def check_snapshot(folder: Path, config: ChatterboxConfig | None = None) -> ChatterboxConfig:
@@ -109,7 +86,7 @@ def load_model(folder: Path, config: ChatterboxConfig | None = None) -> Chatterb
     snapshot_config = check_snapshot(folder, config)
     from chatterbox.tts import ChatterboxTTS
 
-    with sizes_patched(snapshot_config), _publisher_environment():
+    with sizes_patched(snapshot_config), publisher_environment():
         try:
             model = ChatterboxTTS.from_local(folder, "cpu")
         except RuntimeError as err:  # load_state_dict: missing keys or wrong shapes
@@ -204,18 +181,6 @@ def write_tokenizer(path: Path) -> None:
     Path(path).write_text(json.dumps(spec, indent=1))
 
 
-def synthetic_reference(seconds: float, seed: int, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """A voiced, vibrato'd harmonic tone with breath noise: a deterministic stand-in reference."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(seconds * sample_rate)) / sample_rate
-    f0 = 140.0 + 20.0 * np.sin(2 * np.pi * 4.5 * t)
-    phase = 2 * np.pi * np.cumsum(f0) / sample_rate
-    wav = sum(np.sin(k * phase) / k for k in range(1, 9))
-    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 2.0 * t) ** 2
-    wav = 0.2 * envelope * wav + 0.01 * rng.standard_normal(t.size)
-    return wav.astype(np.float32)
-
-
 def random_snapshot(dest: Path, config: ChatterboxConfig, seed: int = 0) -> Path:
     """Seeded random weights at `config`'s sizes, in the publisher's layout, with conds.pt."""
     from safetensors.torch import save_file
@@ -233,7 +198,7 @@ def random_snapshot(dest: Path, config: ChatterboxConfig, seed: int = 0) -> Path
                 "s3gen.safetensors": S3Gen(),
             }
             for module in parts.values():
-                _randomize_untrained(module, seed)
+                randomize_untrained(module, seed)
             # trained-like where a gate rung needs it (calibration.py: the statistics)
             calibrate_t3(parts["t3_cfg.safetensors"], seed, config.name)
             calibrate_hift(parts["s3gen.safetensors"].mel2wav.eval(), seed)
@@ -254,19 +219,6 @@ def random_snapshot(dest: Path, config: ChatterboxConfig, seed: int = 0) -> Path
 
     print(f"chatterbox: writing seeded random weights ({config.name}) to {dest}", file=sys.stderr)
     return write_folder_atomically(Path(dest), fill)
-
-
-def _randomize_untrained(module: torch.nn.Module, seed: int) -> None:
-    """Give norms and zero-initialised layers non-trivial values, so every path carries signal.
-
-    Fresh modules have LayerNorm/RMSNorm weights of 1 and many zero biases; a gate over such
-    a model would never see a wrong scale or a dropped bias.
-    """
-    gen = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if p.ndim == 1 and ("norm" in name or name.endswith("bias")):
-                p.add_(0.05 * torch.randn(p.shape, generator=gen))
 
 
 def _write_default_voice(folder: Path, config: ChatterboxConfig, seed: int) -> None:

@@ -24,8 +24,8 @@ Mean-flow estimator
 * the time mixer's `r` half drawn N(0, R_GAIN^2 / dims) (its `t` half stays the publisher's
   identity), so the step's end time moves the velocity as a trained mixer's does.
 
-Not calibrated here (yet): HiFT. Chatterbox's `calibrate_hift` (voiced f0, a spectrogram that
-depends on the mel) applies to Turbo's vocoder unchanged; it belongs below both models.
+HiFT: Chatterbox's calibration, shared (`conversion.s3gen.calibration.calibrate_hift`: voiced
+f0, a spectrogram that depends on the mel), applied by `weights.random_snapshot`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import torch
 from .config import TurboConfig
 
 # bumped when the calibration changes: a cached random snapshot of another version is rewritten
-CALIBRATION = 1
+CALIBRATION = 2  # 2: HiFT calibrated
 LOGIT_STD = 3.2
 STICKY = 0.1  # each speech row's lean toward its own input embedding, in LOGIT_STD units
 STOP_SLOPE = 0.5  # the stop logit's rise per position, in units of LOGIT_STD

@@ -6,10 +6,11 @@
 up to 375 tokens (15 s of reference at 25 Hz), no perceiver, no emotion input; and
 `S3Gen(meanflow=True)`, whose encoder, estimator and vocoder are Chatterbox's with a time mixer
 for the mean-flow `r` input, run in 2 steps. A reduced model is built by the same code with a
-few sizes overridden (`sizes_patched`). Unlike Chatterbox's T3, Turbo's can shrink its width:
-nothing outside GPT-2 is fixed at 1024 (no perceiver; the speaker projection follows the
-width). What does not shrink: the text vocabulary (from_local hard-codes it, and the GPT-2
-tokenizer fills it) and the S3Gen encoder's width (512).
+few sizes overridden (`sizes_patched`; S3Gen's by the shared `constructors_patched`). Unlike
+Chatterbox's T3, Turbo's can shrink its width: nothing outside GPT-2 is fixed at 1024 (no
+perceiver; the speaker projection follows the width). What does not shrink: the text
+vocabulary (from_local hard-codes it, and the GPT-2 tokenizer fills it) and the S3Gen
+encoder's width (512).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from conversion.s3gen.sizes import constructors_patched
 
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
 SAMPLE_RATE = 24_000
@@ -113,63 +115,19 @@ def by_name(name: str) -> TurboConfig:
     return CONFIGS[name]
 
 
-def _with_fixed_kwargs(cls: type, fixed: dict[str, Any]) -> Any:
-    def build(*args: Any, **kwargs: Any) -> Any:
-        kwargs.update(fixed)
-        return cls(*args, **kwargs)
-
-    return build
-
-
-@contextlib.contextmanager
-def sizes_patched(config: TurboConfig) -> Iterator[None]:
+def sizes_patched(config: TurboConfig) -> contextlib.AbstractContextManager[None]:
     """Make the publisher's hard-coded constructors build `config`'s sizes for the block."""
-    if config.is_published:
-        yield
-        return
-    from chatterbox.models.s3gen import s3gen as s3gen_module
-    from chatterbox.models.t3 import llama_configs
-
-    gpt2 = llama_configs.LLAMA_CONFIGS["GPT2_medium"]
-    saved_gpt2 = dict(gpt2)
-    names = (
-        "UpsampleConformerEncoder",
-        "ConditionalDecoder",
-        "HiFTGenerator",
-        "ConvRNNF0Predictor",
-    )
-    saved_ctors = {name: getattr(s3gen_module, name) for name in names}
     # GPT2Config reads n_embd and hidden_size (an alias of n_embd): both, or they disagree
-    gpt2.update(
-        n_layer=config.t3_layers,
-        n_embd=config.t3_hidden,
-        hidden_size=config.t3_hidden,
-        n_head=config.t3_heads,
-        n_positions=config.t3_positions,
-        n_ctx=config.t3_positions,
-        vocab_size=config.t3_wte_rows,
+    gpt2 = {
+        "n_layer": config.t3_layers,
+        "n_embd": config.t3_hidden,
+        "hidden_size": config.t3_hidden,
+        "n_head": config.t3_heads,
+        "n_positions": config.t3_positions,
+        "n_ctx": config.t3_positions,
+        "vocab_size": config.t3_wte_rows,
         # GPT-2's <|endoftext|> id (50256) lies past a shrunk token table; unused by T3
-        bos_token_id=None,
-        eos_token_id=None,
-    )
-    overrides = {
-        "UpsampleConformerEncoder": {
-            "num_blocks": config.encoder_blocks,
-            "linear_units": config.encoder_linear_units,
-        },
-        "ConditionalDecoder": {
-            "n_blocks": config.estimator_blocks,
-            "num_mid_blocks": config.estimator_mid_blocks,
-        },
-        "HiFTGenerator": {"base_channels": config.hift_base_channels},
-        "ConvRNNF0Predictor": {"cond_channels": config.f0_cond_channels},
+        "bos_token_id": None,
+        "eos_token_id": None,
     }
-    try:
-        for name, fixed in overrides.items():
-            setattr(s3gen_module, name, _with_fixed_kwargs(saved_ctors[name], fixed))
-        yield
-    finally:
-        gpt2.clear()
-        gpt2.update(saved_gpt2)
-        for name, ctor in saved_ctors.items():
-            setattr(s3gen_module, name, ctor)
+    return constructors_patched(config, "GPT2_medium", gpt2)

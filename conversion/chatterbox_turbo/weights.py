@@ -22,10 +22,8 @@ own 19 added tokens are not known here: the stand-ins are named `<|voxport_added
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +33,13 @@ import torch
 from conversion.core.errors import WeightsError
 from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.core.weights_folder import cache_dir, folder_problem, write_folder_atomically
+from conversion.s3gen.calibration import calibrate_hift
+from conversion.s3gen.snapshot import (
+    check_files,
+    publisher_environment,
+    randomize_untrained,
+    synthetic_reference,
+)
 
 from .calibration import CALIBRATION, calibrate_t3, calibrate_time_mixer
 from .config import (
@@ -61,18 +66,7 @@ REFERENCE_SECONDS = 6.0  # prepare_conditionals asserts a reference longer than 
 
 def check_layout(folder: Path) -> None:
     """Raise WeightsError naming the first missing checkpoint file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise WeightsError(
-            f"chatterbox_turbo weights folder {folder} does not exist; pass a local snapshot of "
-            "ResembleAI/chatterbox-turbo (--weights DIR) or --weights random"
-        )
-    for name in REQUIRED:
-        if not (folder / name).is_file():
-            raise WeightsError(
-                f"chatterbox_turbo weights: {folder / name} is missing (a snapshot needs "
-                f"{', '.join(REQUIRED)}, optionally {CONDS})"
-            )
+    check_files(folder, "chatterbox_turbo", "ResembleAI/chatterbox-turbo", REQUIRED, CONDS)
 
 
 def read_snapshot_config(folder: Path) -> TurboConfig:
@@ -86,23 +80,6 @@ def read_snapshot_config(folder: Path) -> TurboConfig:
         raise WeightsError(f"{marker} cannot be read as the snapshot's sizes ({e})") from None
 
 
-@contextlib.contextmanager
-def _publisher_environment() -> Iterator[None]:
-    """Let the publisher's constructors run offline: perth's watermarker needs setuptools'
-    pkg_resources (absent in new setuptools); fall back to the package's own dummy."""
-    import perth
-
-    saved = perth.PerthImplicitWatermarker
-    try:
-        saved()
-    except Exception:  # noqa: BLE001 - any failure: the dummy
-        perth.PerthImplicitWatermarker = perth.DummyWatermarker
-    try:
-        yield
-    finally:
-        perth.PerthImplicitWatermarker = saved
-
-
 def load_model(folder: Path) -> ChatterboxTurboTTS:
     """The publisher's `ChatterboxTurboTTS.from_local(folder)` at the snapshot's sizes (CPU)."""
     folder = Path(folder)
@@ -110,7 +87,7 @@ def load_model(folder: Path) -> ChatterboxTurboTTS:
     config = read_snapshot_config(folder)
     from chatterbox.tts_turbo import ChatterboxTurboTTS
 
-    with sizes_patched(config), _publisher_environment():
+    with sizes_patched(config), publisher_environment():
         try:
             model = ChatterboxTurboTTS.from_local(folder, "cpu")
         except RuntimeError as err:  # load_state_dict: missing keys or wrong shapes
@@ -166,18 +143,6 @@ def write_tokenizer(folder: Path) -> None:
     (folder / TOKENIZER_CONFIG).write_text(json.dumps(tokenizer_config, indent=1) + "\n")
 
 
-def synthetic_reference(seconds: float, seed: int, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """A voiced, vibrato'd harmonic tone with breath noise: a deterministic stand-in reference."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(seconds * sample_rate)) / sample_rate
-    f0 = 140.0 + 20.0 * np.sin(2 * np.pi * 4.5 * t)
-    phase = 2 * np.pi * np.cumsum(f0) / sample_rate
-    wav = sum(np.sin(k * phase) / k for k in range(1, 9))
-    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 2.0 * t) ** 2
-    wav = 0.2 * envelope * wav + 0.01 * rng.standard_normal(t.size)
-    return wav.astype(np.float32)
-
-
 def _turbo_t3_hp():
     """The T3Config from_local builds (tts_turbo.py), for constructing T3 outside it."""
     from chatterbox.models.t3.modules.t3_config import T3Config
@@ -190,15 +155,6 @@ def _turbo_t3_hp():
     hp.use_perceiver_resampler = False
     hp.emotion_adv = False
     return hp
-
-
-def _randomize_untrained(module: torch.nn.Module, seed: int) -> None:
-    """Give norms and zero biases non-trivial values, so a dropped scale or bias shows."""
-    gen = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if p.ndim == 1 and ("norm" in name or name.endswith("bias") or ".ln_" in name):
-                p.add_(0.05 * torch.randn(p.shape, generator=gen))
 
 
 def random_snapshot(dest: Path, config: TurboConfig, seed: int = 0) -> Path:
@@ -218,9 +174,10 @@ def random_snapshot(dest: Path, config: TurboConfig, seed: int = 0) -> Path:
                 S3GEN_FILE: S3Gen(meanflow=True),
             }
         for module in parts.values():
-            _randomize_untrained(module, seed)
+            randomize_untrained(module, seed)
         calibrate_t3(parts[T3_FILE], seed, config)
         calibrate_time_mixer(parts[S3GEN_FILE].flow.decoder.estimator, seed)
+        calibrate_hift(parts[S3GEN_FILE].mel2wav.eval(), seed)
         for name, module in parts.items():
             state = {k: v.contiguous() for k, v in module.state_dict().items()}
             save_file(state, str(tmp / name))

@@ -8,7 +8,6 @@ layers (the f0 head and conv_post back at their init scale), the weights the gat
 
 import numpy as np
 import pytest
-import torch
 
 from conversion.chatterbox import calibration
 from conversion.chatterbox.config import REDUCED
@@ -16,6 +15,7 @@ from conversion.chatterbox.gate.ladder import GATE_TEXT, GATE_TOKENS
 from conversion.chatterbox.oracle.utterance import record
 from conversion.chatterbox.port import PORT
 from conversion.chatterbox.weights import load_model
+from tests.s3gen.hift_calibration import hift_problems, untrained_hift
 
 
 @pytest.fixture(scope="module")
@@ -28,42 +28,22 @@ def fx(model):
     return record(model, GATE_TEXT, seed=0, max_new_tokens=GATE_TOKENS["reduced"])
 
 
-def _hift_ok(s: dict) -> list[str]:
-    problems = []
-    if s["voiced_share"] < 0.8:
-        problems.append(f"voiced share {s['voiced_share']}")
-    lo, hi = s["f0_hz_p5_p95"]
-    if not (70 <= lo and hi <= 300):
-        problems.append(f"f0 p5-p95 {lo:.1f}-{hi:.1f} Hz")
-    worst = max(s["magspec_vs_own_mel"].values())
-    if worst > 0.9:  # the rungs' bars are 0.999 (hift.wav) and 0.99 (e2e wav)
-        problems.append(f"a replaced mel scores {worst}")
-    return problems
+# the rungs' bars are 0.999 (hift.wav) and 0.99 (e2e wav)
+MAGSPEC_MAX = 0.9
 
 
 def test_hift_is_voiced_and_depends_on_its_mel(model, fx):
     s = calibration.hift_stats(model, fx.intermediates["mel"])
     print(f"\nHiFT: {s}")
-    assert _hift_ok(s) == []
+    assert hift_problems(s, MAGSPEC_MAX) == []
 
 
 def test_the_bounds_fail_on_the_untrained_initialisation(model, fx):
     """The f0 head and conv_post at the publisher's init scale (std 0.01 conv_post, the f0
     head's default Linear): the statistics the bounds above refuse."""
-    hift = model.s3gen.mel2wav
-    head, post = hift.f0_predictor.classifier, hift.conv_post.parametrizations.weight.original0
-    saved = head.weight.clone(), head.bias.clone(), post.clone()
-    try:
-        with torch.no_grad():
-            head.weight.mul_(1e-3)
-            head.bias.fill_(0.15)
-            post.mul_(0.01)
-        problems = _hift_ok(calibration.hift_stats(model, fx.intermediates["mel"]))
-    finally:
-        with torch.no_grad():
-            head.weight.copy_(saved[0])
-            head.bias.copy_(saved[1])
-            post.copy_(saved[2])
+    with untrained_hift(model.s3gen.mel2wav):
+        stats = calibration.hift_stats(model, fx.intermediates["mel"])
+    problems = hift_problems(stats, MAGSPEC_MAX)
     print(f"\nuntrained HiFT: {problems}")
     assert any("voiced" in p for p in problems) and any("replaced mel" in p for p in problems)
 

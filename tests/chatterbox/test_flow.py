@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox import weights
 from conversion.chatterbox.config import REDUCED, sizes_patched
 from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError, InputSpecError
@@ -37,6 +36,7 @@ from conversion.s3gen.flow.host import (
     flow_inference,
     speaker_projection,
 )
+from conversion.s3gen.snapshot import randomize_untrained
 from oracles.recorder import capture_random_draws
 
 torch.set_num_threads(1)
@@ -51,7 +51,7 @@ def s3gen():
     torch.manual_seed(0)
     with sizes_patched(REDUCED):
         model = S3Gen()
-    weights._randomize_untrained(model, 0)
+    randomize_untrained(model, 0)
     return model.eval()
 
 

@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 import torch
 
-from conversion.chatterbox import weights
 from conversion.chatterbox.config import REDUCED, sizes_patched
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.chatterbox.t3.graphs import (
@@ -46,6 +45,7 @@ from conversion.core.bundle import BundleWriter
 from conversion.core.errors import BucketOverflowError
 from conversion.core.host.sampling import SamplingConfig, sample
 from conversion.core.runtime.session import Session
+from conversion.s3gen.snapshot import randomize_untrained
 
 torch.set_num_threads(1)
 
@@ -82,7 +82,7 @@ def model():
     torch.manual_seed(0)
     with sizes_patched(REDUCED):
         t3 = T3()
-    weights._randomize_untrained(t3, 0)
+    randomize_untrained(t3, 0)
     t3.eval()
     g = torch.Generator().manual_seed(1)
     cond = T3Cond(
