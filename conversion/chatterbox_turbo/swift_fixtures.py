@@ -36,13 +36,14 @@ from conversion.core.bundle import BundleWriter
 from conversion.core.host.sampling import SamplingConfig, process_logits
 from conversion.core.runtime.session import Session
 from conversion.fixtures.plumbing import pinned_zip_clock
+from conversion.s3gen.snapshot import randomize_untrained
 
 from .calibration import calibrate_t3
 from .config import REDUCED, sizes_patched
 from .sampling import TURBO_ORDER, turbo_sampling
 from .t3.graphs import GRAPH, START_SPEECH, T3_VOCAB, t3_graph_spec
 from .t3.host import TurboCond, generate, prefill_embeds, speech_step_embeds, t3_host_arrays
-from .weights import _randomize_untrained, _turbo_t3_hp
+from .weights import _turbo_t3_hp
 
 FOLDER = Path(__file__).resolve().parents[2] / "ios/Tests/PendingFixtures/chatterbox_turbo/t3"
 MODULE = "conversion.chatterbox_turbo.swift_fixtures"
@@ -92,7 +93,7 @@ def small_t3() -> Any:
     with sizes_patched(CONFIG):
         t3 = T3(_turbo_t3_hp())
     del t3.tfmr.wte  # as from_local does: T3 feeds embeddings
-    _randomize_untrained(t3, WEIGHTS_SEED)
+    randomize_untrained(t3, WEIGHTS_SEED)
     calibrate_t3(t3, WEIGHTS_SEED, CONFIG)
     with torch.no_grad():
         t3.speech_head.bias[START_SPEECH] += START_BIAS
