@@ -290,8 +290,12 @@ def test_missing_snapshot_file_is_named(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_memory_stays_flat_over_50_utterances(gated_bundle):
-    """RSS of this process and its runtime child together grows <= 50 MB over 50 utterances
-    (the runtime keeps every output buffer; the isolated child is recycled between them)."""
+    """RSS of this process and its runtime child together stays flat over 50 utterances: the
+    runtime keeps every output buffer, and the isolated child is recycled between utterances
+    once it has answered `recycle_mb` of them. Recycled at 8 MB here (not the default 24) so the
+    bound has a margin on a loaded machine: measured +13 MB at the end (child peak +21 MB),
+    +68 MB with recycling off; the bar is 35 MB (at 24 MB the child peaks +44 MB, and one CI run
+    on a loaded machine measured +63 MB against the old 50 MB bar)."""
     import psutil
 
     from conversion.audio8_tts.pipeline import Audio8Pipeline, SpeakOptions
@@ -302,6 +306,7 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
         return me.memory_info().rss + sum(c.memory_info().rss for c in me.children(True))
 
     with Audio8Pipeline(gated_bundle[0], isolate=True) as pipeline:
+        pipeline.recycle_mb = 8.0
         pipeline.speak(
             "Hi.", SpeakOptions(seed=0, max_frames=4)
         )  # warm: lowering, first allocations
@@ -311,7 +316,7 @@ def test_memory_stays_flat_over_50_utterances(gated_bundle):
             assert len(result.pieces) == 1
         growth_mb = (total_rss() - start) / 2**20
     print(f"audio8 RSS growth over 50 utterances: {growth_mb:.1f} MB")
-    assert growth_mb <= 50, f"RSS grew {growth_mb:.1f} MB over 50 utterances"
+    assert growth_mb <= 35, f"RSS grew {growth_mb:.1f} MB over 50 utterances"
 
 
 @pytest.mark.slow
