@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conversion.core.errors import UserError
 from conversion.fixtures.text import corpus as text_corpus
+from conversion.fixtures.text.chunk_cases import chunk_cases
 from conversion.fixtures.text.ids_file import encode_all, write_corpus, write_ids
 from conversion.fixtures.text.shapes import chatterbox_shaped, load
 
@@ -26,22 +26,6 @@ from .weights import write_tokenizer
 
 CHUNK_BUDGETS = (6, 12, 24, 48)
 CHUNK_CASES = 60  # corpus strings (every 100th) split at each budget
-
-
-def _chunk_cases(tok: TextTokenizer, strings: list[str]) -> list[dict]:
-    cases = []
-    texts = [*strings[:: len(strings) // CHUNK_CASES][:CHUNK_CASES], "", "   \n\t "]
-    for text in texts:
-        for budget in CHUNK_BUDGETS:
-            case: dict = {"text": text, "budget": budget}
-            try:
-                case["chunks"] = [
-                    {"text": c.text, "ids": c.ids.tolist()} for c in tok.chunks(text, budget)
-                ]
-            except UserError as err:
-                case["error"] = str(err)
-            cases.append(case)
-    return cases
 
 
 def write_text_fixtures(root: Path) -> None:
@@ -60,5 +44,5 @@ def write_text_fixtures(root: Path) -> None:
         write_ids(root / f"{name}.ids.bin", encode_all(load(json.loads(path.read_text())), strings))
         front = TextTokenizer(path)
         write_ids(root / f"{name}.front.ids.bin", [front.ids(s).tolist() for s in strings])
-    cases = _chunk_cases(TextTokenizer(shaped), strings)
+    cases = chunk_cases(TextTokenizer(shaped), strings, CHUNK_CASES, CHUNK_BUDGETS)
     (root / "chunks.json").write_text(json.dumps(cases, ensure_ascii=False, indent=0) + "\n")

@@ -25,8 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conversion.core.errors import UserError
 from conversion.fixtures.text import corpus as text_corpus
+from conversion.fixtures.text.chunk_cases import chunk_cases
 from conversion.fixtures.text.ids_file import write_corpus, write_ids
 from conversion.fixtures.text.shapes import apply_overlay, whisper_path
 
@@ -57,22 +57,6 @@ def gpt2_shaped() -> dict:
     return apply_overlay(json.loads(whisper_path().read_text(encoding="utf-8")), gpt2_overlay())
 
 
-def _chunk_cases(tok: TurboTextTokenizer, strings: list[str]) -> list[dict]:
-    cases = []
-    texts = [*strings[:: len(strings) // CHUNK_CASES][:CHUNK_CASES], "", "   \n\t "]
-    for text in texts:
-        for budget in CHUNK_BUDGETS:
-            case: dict = {"text": text, "budget": budget}
-            try:
-                case["chunks"] = [
-                    {"text": c.text, "ids": c.ids.tolist()} for c in tok.chunks(text, budget)
-                ]
-            except UserError as err:
-                case["error"] = str(err)
-            cases.append(case)
-    return cases
-
-
 def _write_json(path: Path, payload: object) -> None:
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
 
@@ -94,7 +78,7 @@ def write_text_fixtures(root: Path) -> None:
         path.write_text(json.dumps(gpt2_shaped(), ensure_ascii=False), encoding="utf-8")
         tok = TurboTextTokenizer(path)
     write_ids(root / "gpt2.front.ids.bin", [tok.ids(s).tolist() for s in strings])
-    _write_json(root / "chunks.json", _chunk_cases(tok, strings))
+    _write_json(root / "chunks.json", chunk_cases(tok, strings, CHUNK_CASES, CHUNK_BUDGETS))
 
 
 def main(argv: list[str] | None = None) -> int:
