@@ -11,13 +11,15 @@ bundle exported before them is re-exported, not reused.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+from conversion.s3gen.host_files import (
+    HOST_FILES,
+    LICENSE_FILE,
+    LICENSE_SOURCE,
+    README_FILE,
+    add_license_and_readme,
+)
 
-LICENSE_FILE = "LICENSE"
-README_FILE = "README.md"
-HOST_FILES = (LICENSE_FILE, README_FILE)
-LICENSE_SOURCE = Path(__file__).with_name("LICENSE.chatterbox")
+__all__ = ["HOST_FILES", "LICENSE_FILE", "LICENSE_SOURCE", "README", "README_FILE"]
 
 README = """\
 # Chatterbox bundle (voxport)
@@ -47,11 +49,4 @@ Every file is hashed in `manifest.json` (`meta.files`); verify before loading.
 
 def add_host_files(bundle) -> None:
     """Add LICENSE and README.md to an open ``BundleWriter`` (each hashed in ``meta.files``)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, data in (
-            (LICENSE_FILE, LICENSE_SOURCE.read_bytes()),
-            (README_FILE, README.encode()),
-        ):
-            src = Path(tmp) / name
-            src.write_bytes(data)
-            bundle.add_file(src, name)
+    add_license_and_readme(bundle, README)

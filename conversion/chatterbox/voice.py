@@ -35,7 +35,6 @@ import logging
 import math
 import os
 import tempfile
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +42,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from conversion.core.errors import ReferenceAudioError, UserError
-from conversion.core.host.audio_io import check_reference_rate
+from conversion.core.errors import UserError
+from conversion.s3gen import reference
+from conversion.s3gen.reference import ReferenceInfo
 
 from .config import SAMPLE_RATE, TOKEN_HOP
 
@@ -55,7 +55,6 @@ log = logging.getLogger(__name__)
 
 FORMAT = "voxport-chatterbox-voice/1"
 MIN_REFERENCE_SECONDS = 1.0
-SILENCE_PEAK = 1e-4  # ~ -80 dBFS: below this the reference is treated as silence
 S3_SAMPLE_RATE = 16_000
 DEC_COND_SECONDS = 10  # ChatterboxTTS.DEC_COND_LEN = 10 * S3GEN_SR
 ENC_COND_SECONDS = 6  # ChatterboxTTS.ENC_COND_LEN = 6 * S3_SR
@@ -98,85 +97,18 @@ def check_exaggeration(exaggeration: float) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ReferenceInfo:
-    """A decoded reference: mono float32 at 24 kHz, plus what was done to it."""
-
-    wav: np.ndarray
-    sample_rate: int
-    source_rate: int | None
-    channels: int | None
-    notes: tuple[str, ...]
-
-    @property
-    def seconds(self) -> float:
-        return self.wav.size / self.sample_rate
-
-
 def inspect_reference(
     path: str | os.PathLike[str], prompt_seconds: float = DEC_COND_SECONDS
 ) -> ReferenceInfo:
-    """Decode `path` as the publisher does and check that it can make a voice.
+    """Decode `path` as the publisher does and check that it can make a voice (the shared
+    S3Gen reference reader, at Chatterbox's floor and T3 prompt length).
 
     `prompt_seconds` is the cap S3Gen's prompt is cut to (the publisher's 10 s; less at the
     reduced sizes): a longer reference is noted, not refused.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ReferenceAudioError(
-            f"reference audio {path} does not exist (or is not a file): pass the path of a "
-            "recording of the voice to clone (WAV or FLAC, 5-10 s of clean speech)"
-        )
-    source_rate, channels = _header(path)
-    check_reference_rate(path, source_rate)  # before the decoder resamples it
-    import librosa
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # librosa's audioread fallback warns before failing
-            wav, sr = librosa.load(str(path), sr=SAMPLE_RATE, mono=True)
-    except Exception as err:  # noqa: BLE001 - any decoder failure is the same user problem
-        raise ReferenceAudioError(
-            f"reference audio {path} could not be read as audio ({type(err).__name__}: "
-            f"{str(err).strip()[:200] or 'no detail'}): convert it to WAV or FLAC "
-            "(e.g. `ffmpeg -i in.mp3 out.wav`)"
-        ) from err
-    wav = np.asarray(wav, dtype=np.float32)
-    if wav.size == 0:
-        raise ReferenceAudioError(
-            f"reference audio {path} has no samples: record or pick a clip with 5-10 s of speech"
-        )
-    if not np.isfinite(wav).all():
-        raise ReferenceAudioError(
-            f"reference audio {path} contains NaN or infinite samples: re-export it as PCM WAV"
-        )
-    seconds = wav.size / sr
-    if seconds < MIN_REFERENCE_SECONDS:
-        raise ReferenceAudioError(
-            f"reference audio {path} is {seconds:.2f} s long; cloning needs at least "
-            f"{MIN_REFERENCE_SECONDS:.1f} s (5-10 s of clean speech is best): use a longer clip"
-        )
-    if float(np.max(np.abs(wav))) < SILENCE_PEAK:
-        raise ReferenceAudioError(
-            f"reference audio {path} is silent (peak below {SILENCE_PEAK:g}): check the "
-            "recording level or pick another clip"
-        )
-    notes = []
-    if channels is not None and channels > 1:
-        notes.append(f"downmixed {channels} channels to mono")
-    if source_rate is not None and source_rate != SAMPLE_RATE:
-        notes.append(f"resampled from {source_rate} Hz to {SAMPLE_RATE} Hz")
-    if seconds > prompt_seconds:
-        t3 = (
-            f", T3's speech prompt the first {ENC_COND_SECONDS} s"
-            if seconds > ENC_COND_SECONDS
-            else ""
-        )
-        notes.append(
-            f"reference is {seconds:.1f} s: as in the publisher's prepare_conditionals, S3Gen's "
-            f"prompt uses the first {prompt_seconds:g} s{t3}, and the voice encoder all of it"
-        )
-    return ReferenceInfo(wav, int(sr), source_rate, channels, tuple(notes))
+    return reference.inspect_reference(
+        path, prompt_seconds, min_seconds=MIN_REFERENCE_SECONDS, t3_seconds=ENC_COND_SECONDS
+    )
 
 
 def load_reference(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
@@ -184,17 +116,6 @@ def load_reference(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
     the file cannot make a voice (see the module docstring)."""
     info = inspect_reference(path)
     return info.wav, info.sample_rate
-
-
-def _header(path: Path) -> tuple[int | None, int | None]:
-    """(sample rate, channels) from the file header when soundfile can read it."""
-    try:
-        import soundfile as sf
-
-        info = sf.info(str(path))
-        return int(info.samplerate), int(info.channels)
-    except Exception:  # noqa: BLE001 - not a soundfile format; librosa may still decode it
-        return None, None
 
 
 # ---------------------------------------------------------------------------------------------

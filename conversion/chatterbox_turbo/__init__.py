@@ -1,3 +1,9 @@
-"""Chatterbox Turbo (Resemble AI): its port, in progress. It declares no MODEL_NAME yet, so
-the CLI registry does not list it (docs/adding-a-model.md: a folder becomes a model when it
-does, with its port and flags)."""
+"""Chatterbox Turbo (Resemble AI): a GPT-2 T3 (no CFG; top-k, top-p, then the repetition
+penalty), S3Gen with a mean-flow estimator run in 2 steps, the shared HiFT vocoder.
+
+A model folder: the CLI finds it by ``MODEL_NAME`` (``conversion/cli/registry.py`` reads every
+folder of ``conversion/``); its port is ``port.py``'s ``PORT``, its verbs ``cli.py``'s. What it
+shares with Chatterbox lives below both, in ``conversion/s3gen/``.
+"""
+
+MODEL_NAME = "chatterbox_turbo"

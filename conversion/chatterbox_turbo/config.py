@@ -60,6 +60,15 @@ class TurboConfig:
     text_budget: int = 256
     speech_budget: int = 1000
     prompt_tokens_max: int = 250
+    # graph shapes. T3: its prefill buckets hold the longest prefix (t3_prefix_max), its KV
+    # cache that prefix plus a full speech budget. S3Gen (the shared `S3GenBuckets`): the
+    # encoder sees prompt + generated tokens, the estimator 2 mel frames per token, the
+    # vocoder only the generated frames.
+    prefill_buckets: tuple[int, ...] = (128, 256, 640)
+    kv_length: int = 1664
+    encoder_tokens: tuple[int, ...] = (256, 512, 1280)
+    estimator_frames: tuple[int, ...] = (512, 1024, 2560)
+    vocoder_frames: tuple[int, ...] = (256, 512, 2048)
 
     @property
     def is_published(self) -> bool:
@@ -80,13 +89,47 @@ class TurboConfig:
         """T3's longest prefill: speaker row, voice prompt, text, start-of-speech."""
         return 1 + self.t3_prompt_tokens_max + self.text_budget + 1
 
+    def fit_problems(self) -> list[str]:
+        """Why the longest prefix and a full chunk would not fit the graphs' buckets."""
+        problems = []
+        if self.t3_prefix_max > max(self.prefill_buckets):
+            problems.append(
+                f"T3 prefix {self.t3_prefix_max} rows > the largest prefill bucket "
+                f"{max(self.prefill_buckets)}"
+            )
+        if self.t3_prefix_max + self.speech_budget > self.kv_length:
+            problems.append(
+                f"T3 prefix {self.t3_prefix_max} + speech {self.speech_budget} rows > the KV "
+                f"length {self.kv_length}"
+            )
+        if self.kv_length > self.t3_positions:
+            problems.append(f"KV length {self.kv_length} > GPT-2's {self.t3_positions} positions")
+        tokens = self.prompt_tokens_max + self.speech_budget
+        if tokens > max(self.encoder_tokens):
+            problems.append(
+                f"prompt {self.prompt_tokens_max} + speech {self.speech_budget} = {tokens} "
+                f"tokens > the largest encoder bucket {max(self.encoder_tokens)}"
+            )
+        if 2 * tokens > max(self.estimator_frames):
+            problems.append(
+                f"{2 * tokens} mel frames > the largest estimator bucket "
+                f"{max(self.estimator_frames)}"
+            )
+        if 2 * self.speech_budget > max(self.vocoder_frames):
+            problems.append(
+                f"{2 * self.speech_budget} generated frames > the largest vocoder bucket "
+                f"{max(self.vocoder_frames)}"
+            )
+        return problems
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready, as a snapshot's marker file and a bundle manifest read it back."""
         return json.loads(json.dumps(dataclasses.asdict(self)))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TurboConfig:
-        return cls(**data)
+        tuples = {k: tuple(v) for k, v in data.items() if isinstance(v, list)}
+        return cls(**{**data, **tuples})
 
 
 PUBLISHED = TurboConfig(name="published")
@@ -107,6 +150,11 @@ REDUCED = TurboConfig(
     text_budget=24,
     speech_budget=64,
     prompt_tokens_max=40,
+    prefill_buckets=(96,),
+    kv_length=160,
+    encoder_tokens=(64, 112),
+    estimator_frames=(128, 224),
+    vocoder_frames=(64, 128),
 )
 CONFIGS = {c.name: c for c in (PUBLISHED, REDUCED)}
 
