@@ -17,14 +17,15 @@ GATE_TOKENS = {"reduced": 24, "published": 40}
 
 def gate_config(config: TurboConfig) -> TurboConfig:
     """The sizes the gate exports: the published ones cut to the buckets the gate's utterance
-    uses (one prefill bucket, encoder@256, estimator@512, vocoder@256; a published T3 export
-    is 1.2 GB per precision). The reduced configuration is gated whole."""
+    uses (prefill@256: the default voice's 6 s reference is 150 T3 prompt rows; encoder@256,
+    estimator@512, vocoder@256; a published T3 export is 1.2 GB per precision). The reduced
+    configuration is gated whole."""
     if not config.is_published:
         return config
     return TurboConfig.from_json(
         {
             **config.to_json(),
-            "prefill_buckets": [config.prefill_buckets[0]],
+            "prefill_buckets": [256],
             "encoder_tokens": [256],
             "estimator_frames": [512],
             "vocoder_frames": [256],
