@@ -505,7 +505,7 @@ def _locks_signals_programs() -> list[Probe]:
 # -- the catalogue ---------------------------------------------------------------------------
 
 _TEXT = "Hello there."
-_MODELS = ("kokoro", "chatterbox", "audio8_tts")
+_MODELS = ("kokoro", "chatterbox", "audio8_tts", "chatterbox_turbo")
 _REDUCED = ["--config", "reduced"]
 
 

@@ -26,7 +26,7 @@ from conversion.core.errors import BundleIntegrityError, UserError
 from conversion.core.port import ModelPort
 
 VOXPORT = os.path.join(os.path.dirname(sys.executable), "voxport")
-PORTS = ("kokoro", "chatterbox", "audio8_tts")
+PORTS = ("kokoro", "chatterbox", "audio8_tts", "chatterbox_turbo")
 
 
 class Loaded(AssertionError):

@@ -13,7 +13,7 @@ from conversion.cli import registry, verbs
 from conversion.cli.main import build_parser
 from conversion.core.errors import UserError
 
-MODELS = ("kokoro", "chatterbox", "audio8_tts")
+MODELS = ("kokoro", "chatterbox", "audio8_tts", "chatterbox_turbo")
 
 
 def _recording(name: str, calls: list):
