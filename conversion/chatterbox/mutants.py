@@ -15,46 +15,36 @@ of this ladder on other precisions of the same graphs).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from conversion.core.export.graph_swap import bundle_with_graph
+from conversion.s3gen import faults
 from conversion.s3gen.flow import graphs as flow_graphs
 from conversion.s3gen.flow import host as flow_host
 from conversion.s3gen.hift import graphs as hift_graphs
-from conversion.s3gen.hift import host as hift_host
 from gates.ladder import LadderReport, run_ladder
-from gates.mutants import KillTable, Mutant, run_catalogue, select
+from gates.mutants import (
+    KillTable,
+    Mutant,
+    first_kill_ladder,
+    patched,
+    run_catalogue,
+    select,
+    wrapped,
+)
 
 from . import pipeline
 from . import text as text_mod
 from . import voice as voice_mod
 from .t3 import graphs as t3_graphs
 from .t3 import host as t3_host
-
-
-@contextlib.contextmanager
-def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
-    """`obj.name = value` for the block."""
-    saved = getattr(obj, name)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        setattr(obj, name, saved)
-
-
-def _wrap(obj: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]):
-    """`obj.name` replaced by `make(original)` for the block."""
-    return lambda: _patched(obj, name, make(getattr(obj, name)))
-
 
 # ------------------------------------------------------------------------------ T3 (host)
 
@@ -81,7 +71,7 @@ def _t3_feed(function: str, edit: Callable[[dict], dict]):
 
         return faulty
 
-    return _wrap(pipeline.host_t3, "generate", make)
+    return wrapped(pipeline.host_t3, "generate", make)
 
 
 def _plus_one(key: str, delta: int = 1) -> Callable[[dict], dict]:
@@ -101,7 +91,7 @@ def _step_embeds(token_scale: float = 1.0, step_shift: int = 0):
 
         return faulty
 
-    return _wrap(t3_host, "speech_step_embeds", make)
+    return wrapped(t3_host, "speech_step_embeds", make)
 
 
 def _no_conditioning():
@@ -110,7 +100,7 @@ def _no_conditioning():
             arrays, np.zeros_like(np.asarray(cond_emb)), text_ids
         )
 
-    return _wrap(t3_host, "prefill_embeds", make)
+    return wrapped(t3_host, "prefill_embeds", make)
 
 
 def _uncond_without_positions():
@@ -126,14 +116,14 @@ def _uncond_without_positions():
 
         return faulty
 
-    return _wrap(t3_host, "prefill_embeds", make)
+    return wrapped(t3_host, "prefill_embeds", make)
 
 
 def _sampling(**changes: Any):
     def make(original):
         return lambda self: dataclasses.replace(original(self), **changes)
 
-    return _wrap(pipeline.SpeakOptions, "sampling", make)
+    return wrapped(pipeline.SpeakOptions, "sampling", make)
 
 
 def _no_eot():
@@ -143,7 +133,7 @@ def _no_eot():
 
         return faulty
 
-    return _wrap(text_mod.TextTokenizer, "chunks", make)
+    return wrapped(text_mod.TextTokenizer, "chunks", make)
 
 
 # --------------------------------------------------------------------------- voice (host)
@@ -159,22 +149,15 @@ def _voice_file_mel_late():
 
         return faulty
 
-    return _wrap(voice_mod.Voice, "save", make)
+    return wrapped(voice_mod.Voice, "save", make)
 
 
 def _voice_cap_short():
     """The clone's S3Gen prompt cut one token short of the bucket's cap."""
-    return _wrap(voice_mod, "cap_prompt", lambda original: lambda v, n: original(v, n - 1))
+    return wrapped(voice_mod, "cap_prompt", lambda original: lambda v, n: original(v, n - 1))
 
 
 # ---------------------------------------------------------------------------- flow (host)
-
-
-def _schedule(steps_delta: int = 0, cosine: bool | None = None):
-    def make(original):
-        return lambda n, c=True: original(n + steps_delta, c if cosine is None else cosine)
-
-    return _wrap(flow_host, "t_schedule", make)
 
 
 def _cfg_rate(rate: float):
@@ -183,92 +166,13 @@ def _cfg_rate(rate: float):
             session, fn, inputs, z, t_span, np.float32(rate)
         )
 
-    return _wrap(flow_host, "_euler", make)
-
-
-def _mask_longer():
-    def make(original):
-        return lambda length, size, *a, **k: original(min(int(length) + 1, size), size, *a, **k)
-
-    return _wrap(flow_host, "length_mask", make)
+    return wrapped(flow_host, "_euler", make)
 
 
 # ---------------------------------------------------------------------------- HiFT (host)
 
 
-def _stft_pad(mode: str):
-    def make(original):
-        return lambda *a, **k: original(*a, **{**k, "pad_mode": mode})
-
-    return _wrap(hift_host, "stft", make)
-
-
-def _istft(window: str | None = None, hop_delta: int = 0, conjugate: bool = False):
-    def make(original):
-        def faulty(spec, n_fft, hop, win_length=None, window_=None, **k):
-            w = k.pop("window", window_)
-            if window == "symmetric":
-                w = np.hanning(n_fft).astype(np.float32)  # periodic Hann is the publisher's
-            return original(np.conj(spec) if conjugate else spec, n_fft, hop + hop_delta,
-                            win_length, window=w, **k)  # fmt: skip
-
-        return faulty
-
-    return _wrap(hift_host, "istft", make)
-
-
-def _fp16_running_phase():
-    """SineGen's running phase (cumsum over ~10k samples of f0/sr) computed in float16."""
-
-    def make(original):
-        def faulty(x, dim, *a, **k):
-            return original(x.half(), dim, *a, **k).float()
-
-        return faulty
-
-    return _wrap(hift_host.torch, "cumsum", make)
-
-
-def _stride_blind_pad():
-    """The vocoder's pad copies a strided view (the flow's mel after its prompt frames) as if
-    it were contiguous: the bytes from the view's start, read row after row."""
-
-    def make(original):
-        def faulty(x, size, axis=-1, *a, **k):
-            x = np.asarray(x)
-            if x.ndim == 3 and not x.flags.c_contiguous:
-                strides = np.empty(x.shape, x.dtype).strides
-                x = np.lib.stride_tricks.as_strided(x, x.shape, strides).copy()
-            return original(x, size, axis, *a, **k)
-
-        return faulty
-
-    return _wrap(hift_host, "pad_to", make)
-
-
 # ---------------------------------------------------------------------------------- graphs
-
-
-def _graph_input_zeroed(cls: type, argument: str):
-    """A graph whose forward ignores one input (times zero inside the graph: the input stays
-    an input of the exported function)."""
-    import inspect
-
-    names = list(inspect.signature(cls.forward).parameters)[1:]
-    index = names.index(argument)
-
-    def make(original):
-        def faulty(self, *args, **kwargs):
-            args = list(args)
-            if argument in kwargs:
-                kwargs[argument] = kwargs[argument] * 0
-            else:
-                args[index] = args[index] * 0
-            return original(self, *args, **kwargs)
-
-        return faulty
-
-    return _wrap(cls, "forward", make)
 
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -318,7 +222,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "t3-wrong-stop-id",
         "the loop stops on 6561 (start) instead of the stop token 6562",
-        lambda: _patched(t3_host, "STOP_SPEECH", t3_graphs.START_SPEECH),
+        lambda: patched(t3_host, "STOP_SPEECH", t3_graphs.START_SPEECH),
     ),
     Mutant(
         "voice-file-mel-one-frame-late",
@@ -330,64 +234,68 @@ CATALOGUE: tuple[Mutant, ...] = (
         "the clone cuts S3Gen's prompt one token short of the cap",
         _voice_cap_short(),
     ),
-    Mutant("cfm-steps-off-by-one", "the host Euler loop runs 9 steps for 10", _schedule(-1)),
+    Mutant("cfm-steps-off-by-one", "the host Euler loop runs 9 steps for 10", faults.schedule(-1)),
     Mutant(
-        "cfm-linear-schedule", "linear time schedule instead of cosine", _schedule(cosine=False)
+        "cfm-linear-schedule",
+        "linear time schedule instead of cosine",
+        faults.schedule(cosine=False),
     ),
     Mutant("cfm-cfg-rate", "the CFM's CFG rate 0.5 instead of 0.7", _cfg_rate(0.5)),
     Mutant(
         "cfm-mask-off-by-one",
         "the estimator's mask one frame longer than the real frames",
-        _mask_longer(),
+        faults.mask_longer(),
     ),
     Mutant(
         "stft-replicate-pad",
         "the source STFT pads by replication, not reflection",
-        _stft_pad("replicate"),
+        faults.stft_pad("replicate"),
     ),
     Mutant(
-        "istft-symmetric-window", "iSTFT with a symmetric Hann, not periodic", _istft("symmetric")
+        "istft-symmetric-window",
+        "iSTFT with a symmetric Hann, not periodic",
+        faults.istft("symmetric"),
     ),
-    Mutant("istft-hop", "iSTFT hop 5 instead of 4", _istft(hop_delta=1)),
-    Mutant("istft-phase-sign", "iSTFT of exp(-i phase)", _istft(conjugate=True)),
+    Mutant("istft-hop", "iSTFT hop 5 instead of 4", faults.istft(hop_delta=1)),
+    Mutant("istft-phase-sign", "iSTFT of exp(-i phase)", faults.istft(conjugate=True)),
     Mutant(
         "source-phase-fp16",
         "the harmonic source's running phase summed in float16",
-        _fp16_running_phase(),
+        faults.fp16_running_phase(),
     ),
     Mutant(
         "vocoder-stride-blind-copy",
         "the vocoder's pad reads the flow mel view as contiguous",
-        _stride_blind_pad(),
+        faults.stride_blind_pad(),
     ),
     Mutant(
         "hift-trunk-ignores-mel",
         "the HiFT trunk graph ignores its mel (zeroed)",
-        _graph_input_zeroed(hift_graphs.Trunk, "mel"),
+        faults.graph_input_zeroed(hift_graphs.Trunk, "mel"),
         graph=hift_graphs.TRUNK_GRAPH,
     ),
     Mutant(
         "encoder-ignores-tokens",
         "the flow encoder graph ignores its speech tokens (all id 0)",
-        _graph_input_zeroed(flow_graphs.FlowEncoder, "tokens"),
+        faults.graph_input_zeroed(flow_graphs.FlowEncoder, "tokens"),
         graph=flow_graphs.ENCODER_GRAPH,
     ),
     Mutant(
         "estimator-ignores-spks",
         "the CFM estimator graph ignores the speaker embedding",
-        _graph_input_zeroed(flow_graphs.FlowEstimator, "spks"),
+        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "spks"),
         graph=flow_graphs.ESTIMATOR_GRAPH,
     ),
     Mutant(
         "estimator-ignores-cond",
         "the CFM estimator graph ignores the prompt mel (cond)",
-        _graph_input_zeroed(flow_graphs.FlowEstimator, "cond"),
+        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "cond"),
         graph=flow_graphs.ESTIMATOR_GRAPH,
     ),
     Mutant(
         "estimator-ignores-mu",
         "the CFM estimator graph ignores the encoder output (mu)",
-        _graph_input_zeroed(flow_graphs.FlowEstimator, "mu"),
+        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "mu"),
         graph=flow_graphs.ESTIMATOR_GRAPH,
     ),
 )
@@ -404,59 +312,18 @@ _BUCKETS = {
 
 def mutant_bundle(setup: Any, graph: str, dest: Path) -> Path:
     """A copy of the baseline bundle with `graph` re-exported (as the port's torch code now
-    is) at its smallest bucket: BundleWriter, so the copy verifies like any bundle."""
-    from conversion.core.bundle import BundleWriter, load_manifest
-
+    is) at its smallest bucket."""
     from .export import ASSET_INFO, _spec
 
-    base = load_manifest(setup.bundle)
     field = _BUCKETS[graph]
     sizes = dataclasses.replace(setup.sizes, **{field: (min(getattr(setup.sizes, field)),)})
     spec = _spec(setup.model, sizes, graph)
-    config = {**base.config, "config": sizes.to_json()}
-    config["buckets"] = {**config.get("buckets", {}), spec.name: spec.meta.get("buckets")}
-    with BundleWriter(
-        dest,
-        "chatterbox",
-        precision=base.precision,
-        weights_sha256=base.weights_sha256,
-        config=config,
-        key=base.key,
-        info=ASSET_INFO,
-    ) as writer:
-        for name, entry in base.graphs.items():
-            if name == graph:
-                writer.add_graph(spec, precision=entry["precision"])
-                continue
-            src = setup.bundle / entry["asset"]
-            if src.is_dir():
-                shutil.copytree(src, writer.staging / entry["asset"])
-            else:
-                shutil.copy2(src, writer.staging / entry["asset"])
-            writer.graphs[name] = dict(entry)
-        for name in base.meta.get("files", {}):
-            writer.add_file(setup.bundle / name)
-    return dest
+    return bundle_with_graph(setup.bundle, spec, sizes.to_json(), dest, ASSET_INFO)
 
 
 # CI's cheaper mode runs the rungs cheapest first (graph calls: the text and voice rungs none,
 # HiFT two, the flow encoder one, T3 one call a token, the estimator ten, an e2e case all)
 _CHEAP_FIRST = ("text.", "voice[", "hift.", "flow_encoder.", "t3[", "flow_estimator.", "flow.")
-
-
-def _cost(rung: Any) -> int:
-    return next((i for i, p in enumerate(_CHEAP_FIRST) if rung.name.startswith(p)), 99)
-
-
-def _first_kill(rungs: list) -> LadderReport:
-    """The rungs, cheapest first, up to the first that fails (CI's cheaper mode: a fault is
-    killed once one rung of the real ladder fails it; the rest are not run)."""
-    done = []
-    for rung in sorted(rungs, key=_cost):
-        done += run_ladder("chatterbox", [rung], progress=False).rungs
-        if not done[-1].passed:
-            break
-    return LadderReport("chatterbox", done)
 
 
 def run_mutants(
@@ -480,7 +347,7 @@ def run_mutants(
         rungs, _ = main_rungs(pipeline, setup)
         if whole or not first_kill:
             return run_ladder("chatterbox", rungs, progress=False)
-        return _first_kill(rungs)
+        return first_kill_ladder("chatterbox", rungs, _CHEAP_FIRST)
 
     with ChatterboxPipeline(setup.bundle, isolate=True) as baseline:
 
