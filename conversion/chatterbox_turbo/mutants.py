@@ -333,7 +333,7 @@ def run_mutants(run: Any, first_kill: bool = False) -> KillTable:
     setup = prepare(run.model, run.config, run.source, run.seed, side=False)
 
     def ladder(pipeline: Any, whole: bool) -> LadderReport:
-        rungs = main_rungs(pipeline, setup)
+        rungs, _ = main_rungs(pipeline, setup)
         if whole or not first_kill:
             return run_ladder("chatterbox_turbo", rungs, progress=False)
         return first_kill_ladder("chatterbox_turbo", rungs, _CHEAP_FIRST)
