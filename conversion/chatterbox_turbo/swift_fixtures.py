@@ -13,11 +13,19 @@
 - `sampling.npz` / `sampling.json`: `process_logits` in `TURBO_ORDER` on seeded rows (-inf
   entries, penalised ids of both signs and at -inf, repeated ids) at several knob settings.
 
+and of `PIPELINE_FOLDER`, for the Swift `ChatterboxTurboPipeline`: one whole chunk of
+`TurboPipeline.synthesize` (T3 loop, the S3Gen tokens with their silence tail, the shared
+mean-flow loop, HiFT, trim_fade) over a recording stand-in session (Chatterbox's, its T3
+answers one row of Turbo's vocabulary): `manifest.json`, `bundle_files/` (the host tables and
+voice as a bundle carries them), `recording/` (every call), `results.npz` (the draws made from
+the seed, each stage's result) and `pipeline.json`.
+
 Turbo declares no MODEL_NAME yet, so these live in `ios/Tests/PendingFixtures/` beside the text
-fixtures (`text_fixtures.py` says why), written by `python -m
-conversion.chatterbox_turbo.swift_fixtures [OUT]`; `tests/chatterbox_turbo/test_swift_fixtures.py`
-checks they are current. Bytes are deterministic on one machine (seeded weights and draws,
-pinned zip clock); another CPU may move the logits' last bits (the check's tolerance).
+fixtures (`text_fixtures.py` says why; `ROOT` names the place once), written by `python -m
+conversion.chatterbox_turbo.swift_fixtures [OUT]` (OUT/t3 and OUT/pipeline);
+`tests/chatterbox_turbo/test_swift_fixtures.py` checks they are current. Bytes are
+deterministic on one machine (seeded weights and draws, pinned zip clock); another CPU may
+move the logits' last bits (the check's tolerance).
 """
 
 from __future__ import annotations
@@ -45,7 +53,9 @@ from .t3.graphs import GRAPH, START_SPEECH, T3_VOCAB, t3_graph_spec
 from .t3.host import TurboCond, generate, prefill_embeds, speech_step_embeds, t3_host_arrays
 from .weights import _turbo_t3_hp
 
-FOLDER = Path(__file__).resolve().parents[2] / "ios/Tests/PendingFixtures/chatterbox_turbo/t3"
+ROOT = Path(__file__).resolve().parents[2] / "ios/Tests/PendingFixtures/chatterbox_turbo"
+FOLDER = ROOT / "t3"
+PIPELINE_FOLDER = ROOT / "pipeline"
 MODULE = "conversion.chatterbox_turbo.swift_fixtures"
 # 16 prefill rows (speaker, 6 prompt tokens, 8 text ids, start): bucket 24 of (12, 24), so the
 # host pads; the calibrated stop logit ties the top one at GPT-2 position 26 (stop_position:
@@ -282,13 +292,22 @@ def write_swift_fixtures(root: Path) -> None:
         _write_sampling(root)
 
 
+def write_pipeline_fixtures(root: Path) -> None:
+    from .swift_pipeline_fixtures import write_pipeline
+
+    root.mkdir(parents=True, exist_ok=True)
+    with pinned_zip_clock():
+        write_pipeline(root)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) > 1:
-        print(f"usage: python -m {MODULE} [OUT_DIR] (default {FOLDER})", file=sys.stderr)
+        print(f"usage: python -m {MODULE} [OUT_DIR] (default {ROOT})", file=sys.stderr)
         return 2
-    out = Path(argv[0]) if argv else FOLDER
-    write_swift_fixtures(out)
+    out = Path(argv[0]) if argv else ROOT
+    write_swift_fixtures(out / FOLDER.name)
+    write_pipeline_fixtures(out / PIPELINE_FOLDER.name)
     print(f"wrote {sum(1 for p in out.rglob('*') if p.is_file())} files to {out}")
     return 0
 

@@ -86,7 +86,7 @@ final class BundleSpeakerTests: XCTestCase {
         // The toolkit's fixture bundle is no speaking model.
         let other = FixtureFolder().url("bundle")
         XCTAssertThrowsError(try BundleSpeaker.open(other, runner: runner)) { e in
-            XCTAssertTrue("\(e)".hasSuffix("model 'swift-fixture' does not speak (kokoro, chatterbox and audio8_tts do)"), "\(e)")
+            XCTAssertTrue("\(e)".hasSuffix("model 'swift-fixture' does not speak (kokoro, chatterbox, chatterbox_turbo and audio8_tts do)"), "\(e)")
         }
     }
 }

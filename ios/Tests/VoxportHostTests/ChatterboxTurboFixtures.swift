@@ -4,10 +4,14 @@ import VoxportHost
 import VoxportRunner
 import VoxportTestSupport
 
-/// `PendingFixtures/chatterbox_turbo/t3/`, written by `conversion/chatterbox_turbo/swift_fixtures.py`
-/// from the Python host (read in place: Turbo is not a registered model yet).
+/// `PendingFixtures/chatterbox_turbo/{t3,pipeline}/`, written by
+/// `conversion/chatterbox_turbo/swift_fixtures.py` from the Python host (read in place: Turbo's
+/// fixtures have not moved to Fixtures/ yet; `root` is the one place that names where they are).
 enum ChatterboxTurboFixtures {
-    static let folder = FixtureFolder(inRepo: "ios/Tests/PendingFixtures/chatterbox_turbo/t3")
+    static let root = "ios/Tests/PendingFixtures/chatterbox_turbo"
+    static let folder = FixtureFolder(inRepo: root + "/t3")
+    /// One whole chunk of `TurboPipeline.synthesize` over a recording stand-in session.
+    static let pipeline = FixtureFolder(inRepo: root + "/pipeline")
 
     static func tables() throws -> ChatterboxTurboT3Tables {
         try ChatterboxTurboT3Tables.load(folder.url(ChatterboxTurboT3Tables.fileName))
@@ -18,6 +22,19 @@ enum ChatterboxTurboFixtures {
 
     static func cond(_ z: NpzArchive) throws -> TurboCond {
         TurboCond(speakerEmb: try z.array("speaker_emb").float32(), promptTokens: try z.array("prompt_tokens").int64().map { Int($0) })
+    }
+
+    /// The pipeline fixture's bundle host files as the writer saved them.
+    static func pipelineFiles() throws -> ChatterboxTurboBundleFiles {
+        let dir = pipeline.url("bundle_files")
+        return ChatterboxTurboBundleFiles(
+            t3: try ChatterboxTurboT3Tables.load(dir.appendingPathComponent(ChatterboxTurboT3Tables.fileName)),
+            flow: try FlowTables.load(dir.appendingPathComponent(FlowTables.fileName)),
+            hift: try HiftTables.load(dir.appendingPathComponent(HiftTables.fileName)),
+            defaultVoice: try ChatterboxTurboVoice.load(dir.appendingPathComponent(ChatterboxTurboVoice.defaultFileName)))
+    }
+    static func pipelineReplay() throws -> ReplayRunner {
+        try ReplayRunner(recording: pipeline.url("recording"), manifest: pipeline.manifest())
     }
 
     /// [rows, V] -> one row per draw.

@@ -9,12 +9,17 @@ public protocol ChatterboxDraws {
 }
 
 /// Seeded draws for a device (splitmix64 uniforms, Box-Muller normals): not numpy's or torch's
-/// generators, so the audio differs from a Python run's as two seeds would.
+/// generators, so the audio differs from a Python run's as two seeds would. `vocab` uniforms per
+/// T3 draw: Chatterbox's T3 by default, `ChatterboxTurboT3Tables.vocab` for Turbo's.
 public struct SplitMixDraws: ChatterboxDraws {
     public let seed: Int
-    public init(seed: Int = 0) { self.seed = seed }
+    public let vocab: Int
+    public init(seed: Int = 0, vocab: Int = T3Tables.vocab) {
+        self.seed = seed
+        self.vocab = vocab
+    }
 
-    public func uniforms(chunk: Int) -> T3Uniforms { SplitMixUniforms(seed: seed &* 1000 &+ chunk) }
+    public func uniforms(chunk: Int) -> T3Uniforms { SplitMixUniforms(seed: seed &* 1000 &+ chunk, vocab: vocab) }
 
     func normals(_ count: Int, stream: Int) -> [Float] {
         let u = SplitMixUniforms(seed: seed &* 1000 &+ stream)

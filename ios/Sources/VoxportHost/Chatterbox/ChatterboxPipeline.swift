@@ -75,32 +75,22 @@ public final class ChatterboxPipeline {
     public let runner: TimedRunner
     public let files: ChatterboxBundleFiles
     public let decoder: T3Decoder
-    public let flowSolver: FlowSolver
-    public let vocoder: HiftVocoder
+    /// The flow and the vocoder (shared with Chatterbox Turbo).
+    public let s3gen: S3GenHost
+    public var flowSolver: FlowSolver { s3gen.flowSolver }
+    public var vocoder: HiftVocoder { s3gen.vocoder }
     public let speechBudget: Int
 
     public init(runner: GraphRunner, files: ChatterboxBundleFiles) throws {
-        guard let config = runner.manifest.config["config"] else {
-            throw VoxportError(.bundleIntegrity, "the manifest has no chatterbox config: re-export the bundle")
-        }
-        func sizes(_ key: String) throws -> [Int] {
-            guard let v = config[key]?.arrayValue?.compactMap(\.intValue), !v.isEmpty else {
-                throw VoxportError(.bundleIntegrity, "the manifest's config lacks \(PythonRepr.string(key)): re-export the bundle")
-            }
-            return v
-        }
-        guard let kv = config["kv_length"]?.intValue, let budget = config["speech_budget"]?.intValue else {
+        let config = try BundleConfig(runner.manifest, model: "chatterbox")
+        guard let kv = config.values["kv_length"]?.intValue, let budget = config.values["speech_budget"]?.intValue else {
             throw VoxportError(.bundleIntegrity, "the manifest's config lacks kv_length / speech_budget: re-export the bundle")
         }
-        let hiftSizes = runner.manifest.graphs[HiftVocoder.trunkGraph]?.meta["buckets"]?.arrayValue?
-            .compactMap { $0["F"]?.intValue }
         self.runner = TimedRunner(wrapping: runner)
         self.files = files
         self.speechBudget = budget
-        decoder = T3Decoder(tables: files.t3, prefillBuckets: try .oneDim("P", sizes: sizes("prefill_buckets")), kvLength: kv)
-        flowSolver = FlowSolver(tables: files.flow, encoderBuckets: try .oneDim("N", sizes: sizes("encoder_tokens")),
-                                estimatorBuckets: try .oneDim("F", sizes: sizes("estimator_frames")))
-        vocoder = HiftVocoder(tables: files.hift, buckets: try .oneDim("F", sizes: hiftSizes ?? sizes("vocoder_frames")))
+        decoder = T3Decoder(tables: files.t3, prefillBuckets: try .oneDim("P", sizes: config.sizes("prefill_buckets")), kvLength: kv)
+        s3gen = try S3GenHost(flow: files.flow, hift: files.hift, manifest: runner.manifest, config: config)
     }
 
     /// Opens, verifies and loads a bundle folder over `runner`.
@@ -119,7 +109,7 @@ public final class ChatterboxPipeline {
     }
 
     public func flow(speechTokens: [Int], voice: ChatterboxVoice, noise: [Float], steps: Int = 10) async throws -> FlowResult {
-        try await flowSolver.inference(runner: runner, voice: voice, speechTokens: speechTokens.map { Int32($0) }, noise: noise, steps: steps)
+        try await s3gen.flow(runner: runner, speechTokens: speechTokens, prompt: voice, noise: noise, steps: steps)
     }
 
     public func vocode(mel: [Float], frames: Int, draws: HiftDraws) async throws -> HiftResult {
@@ -128,7 +118,7 @@ public final class ChatterboxPipeline {
 
     /// The CFM's noise frames for `tokens` speech tokens: ratio x (prompt + speech tokens).
     public func noiseFrames(voice: ChatterboxVoice, tokens: Int) -> Int {
-        files.flow.tokenMelRatio * (voice.promptTokens.count + tokens)
+        s3gen.noiseFrames(prompt: voice, tokens: tokens)
     }
 
     // -- speech ---------------------------------------------------------------------------
@@ -142,12 +132,8 @@ public final class ChatterboxPipeline {
         var flowResult: FlowResult?, hiftResult: HiftResult?
         var wav: [Float] = []
         if !speech.isEmpty {
-            let noise = draws.noise(chunk: chunk, frames: noiseFrames(voice: voice, tokens: speech.count))
-            let f = try await flow(speechTokens: speech, voice: voice, noise: noise, steps: options.steps)
-            let samples = f.frames * files.hift.upsample
-            let h = try await vocode(mel: f.mel, frames: f.frames, draws: draws.hift(chunk: chunk, samples: samples, harmonics: files.hift.harmonics))
-            wav = files.hift.trimFade.map { HiftSpectra.trimFade(h.wav, fade: $0) } ?? h.wav
-            (flowResult, hiftResult) = (f, h)
+            (flowResult, hiftResult, wav) = try await s3gen.speech(
+                runner: runner, speechTokens: speech, prompt: voice, steps: options.steps, draws: draws, chunk: chunk)
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let graph = Double(runner.graphNanoseconds - graphStart) / 1e6

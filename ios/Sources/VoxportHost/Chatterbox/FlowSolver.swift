@@ -13,9 +13,22 @@ public struct FlowResult: Sendable {
     public var frames: Int
 }
 
+/// What S3Gen's flow takes from a voice: the reference's speech tokens, its mel [frames, 80]
+/// row-major and the CAMPPlus x-vector [192] (Chatterbox's and Chatterbox Turbo's voices alike).
+public protocol S3GenPrompt: Sendable {
+    var promptTokens: [Int32] { get }
+    var promptFeat: [Float] { get }
+    var promptFrames: Int { get }
+    var xvector: [Float] { get }
+}
+
+extension ChatterboxVoice: S3GenPrompt {}
+
 /// S3Gen's flow on the host (`s3gen/flow/host.py` flow_inference): tokens through `flow_encoder`
-/// at its bucket, then `solve_euler` with CFG over `flow_estimator` at a frame bucket, the
-/// real frames masked in; v = (1 + r) v_cond - r v_uncond, x += dt v, all float32.
+/// at its bucket, then the loop `flow_host.npz` names over `flow_estimator` at a frame bucket, the
+/// real frames masked in, all float32: `solve_euler` with CFG (Chatterbox: v = (1 + r) v_cond -
+/// r v_uncond, x += dt v), or mean-flow `basic_euler` (Turbo, `meanflow` = 1: the cond row alone
+/// with the step's end time `r` fed, the linear schedule, x += (r - t) v).
 public struct FlowSolver {
     public static let encoderGraph = "flow_encoder", estimatorGraph = "flow_estimator"
     public let tables: FlowTables
@@ -49,20 +62,30 @@ public struct FlowSolver {
 
     /// The estimator's per-step constants for the CFG batch at `frames` (cond row; uncond row
     /// with mu, spks and cond zeroed): mask, mu, spks, cond.
-    public func cfgInputs(mu: [Float], total: Int, voice: ChatterboxVoice, frames: Int) -> [String: Tensor] {
+    public func cfgInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int) -> [String: Tensor] {
+        estimatorInputs(mu: mu, total: total, voice: voice, frames: frames, rows: 2)
+    }
+
+    /// The cond row alone (`solve_cfm`'s `v[:1]` of each CFG constant), for the mean-flow loop.
+    public func meanFlowInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int) -> [String: Tensor] {
+        estimatorInputs(mu: mu, total: total, voice: voice, frames: frames, rows: 1)
+    }
+
+    /// The cond row, then (rows 2) the uncond row of zeros; the mask 1 on the real frames of each.
+    func estimatorInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int, rows: Int) -> [String: Tensor] {
         let c = FlowTables.melChannels
-        var muP = [Float](repeating: 0, count: 2 * c * frames), condP = muP
+        var muP = [Float](repeating: 0, count: rows * c * frames), condP = muP
         for ch in 0..<c {
             for t in 0..<total { muP[ch * frames + t] = mu[ch * total + t] }
             for t in 0..<voice.promptFrames { condP[ch * frames + t] = voice.promptFeat[t * c + ch] }
         }
         let spks = tables.speakerProjection(voice.xvector)
-        let mask = (0..<(2 * frames)).map { Float($0 % frames < total ? 1 : 0) }
+        let mask = (0..<(rows * frames)).map { Float($0 % frames < total ? 1 : 0) }
         return [
-            "mask": TensorSlices.floats(mask, [2, 1, frames]),
-            "mu": TensorSlices.floats(muP, [2, c, frames]),
-            "spks": TensorSlices.floats(spks + [Float](repeating: 0, count: spks.count), [2, spks.count]),
-            "cond": TensorSlices.floats(condP, [2, c, frames]),
+            "mask": TensorSlices.floats(mask, [rows, 1, frames]),
+            "mu": TensorSlices.floats(muP, [rows, c, frames]),
+            "spks": TensorSlices.floats(spks + [Float](repeating: 0, count: (rows - 1) * spks.count), [rows, spks.count]),
+            "cond": TensorSlices.floats(condP, [rows, c, frames]),
         ]
     }
 
@@ -98,8 +121,44 @@ public struct FlowSolver {
         return states
     }
 
+    /// One mean-flow step on the padded state x [80, frames] from the estimator's velocity
+    /// [1, 80, frames]: x + (r - t) v (`_mean_flow_euler`).
+    public static func meanFlowStep(_ x: [Float], velocity: [Float], dt: Float) -> [Float] {
+        var out = x
+        for i in 0..<x.count { out[i] = x[i] + dt * velocity[i] }
+        return out
+    }
+
+    /// The mean-flow loop (`_mean_flow_euler`): one row, `t` and `r` fed each step; states (noise
+    /// first) trimmed to `total` frames.
+    public func solveMeanFlow(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int,
+                              schedule: [Float]) async throws -> [[Float]] {
+        let c = FlowTables.melChannels
+        let function = "estimate_F\(frames)"
+        var x = try TensorSlices.resize(TensorSlices.floats(noise, [1, c, total]), axis: 2, to: frames).float32()
+        var states = [noise]
+        for k in 0..<(schedule.count - 1) {
+            let (t, r) = (schedule[k], schedule[k + 1])
+            var inputs = constants
+            inputs["x"] = TensorSlices.floats(x, [1, c, frames])
+            inputs["t"] = TensorSlices.floats([t], [1])
+            inputs["r"] = TensorSlices.floats([r], [1])
+            let out = try await runner.run(graph: Self.estimatorGraph, function: function, inputs: inputs)
+            guard let v = out["velocity"] else { throw VoxportError(.bundleIntegrity, "flow_estimator returned no 'velocity'") }
+            x = Self.meanFlowStep(x, velocity: try v.float32(), dt: r - t)
+            states.append(try TensorSlices.resize(TensorSlices.floats(x, [1, c, frames]), axis: 2, to: total).float32())
+        }
+        return states
+    }
+
+    /// The n + 1 times of the loop `tables` names: mean-flow's are linear whatever
+    /// `t_scheduler_cosine` says (the publisher's `basic_euler`), CFG's follow it.
+    public func schedule(steps: Int) throws -> [Float] {
+        try FlowTables.schedule(steps: steps, cosine: tables.meanFlow ? false : tables.cosineSchedule)
+    }
+
     /// Speech tokens -> mel [80, 2 n] after the prompt frames; `noise` is z [80, total].
-    public func inference(runner: GraphRunner, voice: ChatterboxVoice, speechTokens: [Int32], noise: [Float], steps: Int = 10) async throws
+    public func inference(runner: GraphRunner, voice: some S3GenPrompt, speechTokens: [Int32], noise: [Float], steps: Int = 10) async throws
         -> FlowResult
     {
         try checkTokens(voice.promptTokens, "prompt_tokens")
@@ -115,9 +174,14 @@ public struct FlowSolver {
             throw VoxportError(.user, "noise: \(noise.count / FlowTables.melChannels) frames, want \(total) ([1, 80, \(total)])")
         }
         let mu = try await encode(runner: runner, tokens: tokens, total: total)
-        let constants = cfgInputs(mu: mu, total: total, voice: voice, frames: frames)
-        let schedule = try FlowTables.schedule(steps: steps, cosine: tables.cosineSchedule)
-        let states = try await solve(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
+        let times = try schedule(steps: steps)
+        let states = tables.meanFlow
+            ? try await solveMeanFlow(
+                runner: runner, constants: meanFlowInputs(mu: mu, total: total, voice: voice, frames: frames), noise: noise,
+                total: total, frames: frames, schedule: times)
+            : try await solve(
+                runner: runner, constants: cfgInputs(mu: mu, total: total, voice: voice, frames: frames), noise: noise,
+                total: total, frames: frames, schedule: times)
         let last = states.last!, p = voice.promptFrames, gen = total - p
         var mel = [Float](repeating: 0, count: FlowTables.melChannels * gen)
         for ch in 0..<FlowTables.melChannels {

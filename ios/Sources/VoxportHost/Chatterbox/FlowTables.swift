@@ -2,7 +2,8 @@ import Foundation
 import VoxportCore
 
 /// What the flow's host needs besides the graphs (`flow_host.npz`, `s3gen/flow/host.py`
-/// flow_host_arrays): the x-vector affine layer and the CFM settings.
+/// flow_host_arrays): the x-vector affine layer and the CFM settings (`meanflow` = 1: Chatterbox
+/// Turbo's mean-flow decoder; absent, as in Chatterbox's bundles: the CFG Euler loop).
 public struct FlowTables: Sendable {
     public static let fileName = "flow_host.npz"
     public static let melChannels = 80
@@ -12,14 +13,17 @@ public struct FlowTables: Sendable {
     public let cosineSchedule: Bool
     public let vocabSize: Int
     public let tokenMelRatio: Int
+    public let meanFlow: Bool
 
-    public init(affineWeight: [Float], affineBias: [Float], cfgRate: Float, cosineSchedule: Bool, vocabSize: Int, tokenMelRatio: Int) {
+    public init(affineWeight: [Float], affineBias: [Float], cfgRate: Float, cosineSchedule: Bool, vocabSize: Int, tokenMelRatio: Int,
+                meanFlow: Bool = false) {
         self.affineWeight = affineWeight
         self.affineBias = affineBias
         self.cfgRate = cfgRate
         self.cosineSchedule = cosineSchedule
         self.vocabSize = vocabSize
         self.tokenMelRatio = tokenMelRatio
+        self.meanFlow = meanFlow
     }
 
     public static func load(_ url: URL) throws -> FlowTables {
@@ -30,7 +34,8 @@ public struct FlowTables: Sendable {
             cfgRate: try z.array("inference_cfg_rate").float32()[0],
             cosineSchedule: try scalar(z.array("t_scheduler_cosine")) != 0,
             vocabSize: try scalar(z.array("vocab_size")),
-            tokenMelRatio: try scalar(z.array("token_mel_ratio")))
+            tokenMelRatio: try scalar(z.array("token_mel_ratio")),
+            meanFlow: (try z["meanflow"].map(scalar) ?? 0) != 0)
     }
 
     static func scalar(_ a: NpyArray) throws -> Int {

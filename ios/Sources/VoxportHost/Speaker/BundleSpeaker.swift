@@ -6,6 +6,7 @@ import VoxportRunner
 public enum BundleSpeaker: Sendable {
     case kokoro(KokoroSpeaker)
     case chatterbox(ChatterboxSpeaker)
+    case chatterboxTurbo(ChatterboxTurboSpeaker)
     case audio8(Audio8Speaker)
 
     /// Opens (and, by default, verifies every hash of) the bundle at `folder`, and loads the
@@ -15,10 +16,11 @@ public enum BundleSpeaker: Sendable {
         switch bundle.manifest.model {
         case "kokoro": return .kokoro(try KokoroSpeaker(runner: runner, bundle: bundle))
         case "chatterbox": return .chatterbox(try ChatterboxSpeaker(runner: runner, bundle: bundle))
+        case "chatterbox_turbo": return .chatterboxTurbo(try ChatterboxTurboSpeaker(runner: runner, bundle: bundle))
         case "audio8_tts": return .audio8(try Audio8Speaker(runner: runner, bundle: bundle))
         case let other:
             throw VoxportError(
-                .user, "\(bundle.url.path): model \(PythonRepr.string(other)) does not speak (kokoro, chatterbox and audio8_tts do)")
+                .user, "\(bundle.url.path): model \(PythonRepr.string(other)) does not speak (kokoro, chatterbox, chatterbox_turbo and audio8_tts do)")
         }
     }
 
@@ -27,6 +29,7 @@ public enum BundleSpeaker: Sendable {
         switch self {
         case .kokoro(let s): s
         case .chatterbox(let s): s
+        case .chatterboxTurbo(let s): s
         case .audio8(let s): s
         }
     }

@@ -42,8 +42,8 @@ public struct WordTiming: Sendable, Equatable {
 }
 
 /// Text to streamed speech over one bundle and one runner: the Swift twin of Python's
-/// `SpeakingPipeline` (`conversion/core/speak.py`). `KokoroSpeaker`, `ChatterboxSpeaker` and
-/// `Audio8Speaker` conform; `BundleSpeaker.open` gives the right one for any bundle folder.
+/// `SpeakingPipeline` (`conversion/core/speak.py`). `KokoroSpeaker`, `ChatterboxSpeaker`,
+/// `ChatterboxTurboSpeaker` and `Audio8Speaker` conform; `BundleSpeaker.open` gives the right one for any bundle folder.
 ///
 /// `speak` checks the text first (bad text throws at the call, with Python's wording, before any
 /// graph runs), then computes in a task of its own and yields each chunk as it is ready.
@@ -58,7 +58,7 @@ public protocol Speaker: Sendable {
     /// which moves into the speaking task.
     associatedtype Options
 
-    /// The manifest's model name (`kokoro`, `chatterbox`, `audio8_tts`).
+    /// The manifest's model name (`kokoro`, `chatterbox`, `chatterbox_turbo`, `audio8_tts`).
     var model: String { get }
     var sampleRate: Int { get }
 
