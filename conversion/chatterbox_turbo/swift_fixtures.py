@@ -20,9 +20,8 @@ answers one row of Turbo's vocabulary): `manifest.json`, `bundle_files/` (the ho
 voice as a bundle carries them), `recording/` (every call), `results.npz` (the draws made from
 the seed, each stage's result) and `pipeline.json`.
 
-Turbo declares no MODEL_NAME yet, so these live in `ios/Tests/PendingFixtures/` beside the text
-fixtures (`text_fixtures.py` says why; `ROOT` names the place once), written by `python -m
-conversion.chatterbox_turbo.swift_fixtures [OUT]` (OUT/t3 and OUT/pipeline);
+`write_fixtures` writes them with the text front end's (`text_fixtures.py`) under
+`ios/Tests/Fixtures/chatterbox_turbo/` (`voxport fixtures swift`, as every model's);
 `tests/chatterbox_turbo/test_swift_fixtures.py` checks they are current. Bytes are
 deterministic on one machine (seeded weights and draws, pinned zip clock); another CPU may
 move the logits' last bits (the check's tolerance).
@@ -32,8 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,12 @@ from .config import REDUCED, sizes_patched
 from .sampling import TURBO_ORDER, turbo_sampling
 from .t3.graphs import GRAPH, START_SPEECH, T3_VOCAB, t3_graph_spec
 from .t3.host import TurboCond, generate, prefill_embeds, speech_step_embeds, t3_host_arrays
+from .text_fixtures import write_text_fixtures
 from .weights import _turbo_t3_hp
 
-ROOT = Path(__file__).resolve().parents[2] / "ios/Tests/PendingFixtures/chatterbox_turbo"
+ROOT = Path(__file__).resolve().parents[2] / "ios/Tests/Fixtures/chatterbox_turbo"
 FOLDER = ROOT / "t3"
 PIPELINE_FOLDER = ROOT / "pipeline"
-MODULE = "conversion.chatterbox_turbo.swift_fixtures"
 # 16 prefill rows (speaker, 6 prompt tokens, 8 text ids, start): bucket 24 of (12, 24), so the
 # host pads; the calibrated stop logit ties the top one at GPT-2 position 26 (stop_position:
 # 1 + 8 + 8 + 1 + STOP_STEPS 8), about ten draws in.
@@ -284,33 +284,30 @@ def _write_sampling(root: Path) -> None:
     _json(root / "sampling.json", {"vocab": SAMPLING_VOCAB, "cases": cases})
 
 
-def write_swift_fixtures(root: Path) -> None:
+def write_swift_fixtures(
+    root: Path, zip_clock: Callable[[], AbstractContextManager] = pinned_zip_clock
+) -> None:
     root.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
-    with pinned_zip_clock():
+    with zip_clock():
         _write_loop(root)
         _write_sampling(root)
 
 
-def write_pipeline_fixtures(root: Path) -> None:
+def write_pipeline_fixtures(
+    root: Path, zip_clock: Callable[[], AbstractContextManager] = pinned_zip_clock
+) -> None:
     from .swift_pipeline_fixtures import write_pipeline
 
     root.mkdir(parents=True, exist_ok=True)
-    with pinned_zip_clock():
+    with zip_clock():
         write_pipeline(root)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1:
-        print(f"usage: python -m {MODULE} [OUT_DIR] (default {ROOT})", file=sys.stderr)
-        return 2
-    out = Path(argv[0]) if argv else ROOT
-    write_swift_fixtures(out / FOLDER.name)
-    write_pipeline_fixtures(out / PIPELINE_FOLDER.name)
-    print(f"wrote {sum(1 for p in out.rglob('*') if p.is_file())} files to {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def write_fixtures(root: Path, zip_clock: Callable[[], AbstractContextManager]) -> None:
+    """Every Chatterbox Turbo fixture under `root` (`.../Fixtures/chatterbox_turbo`);
+    `zip_clock()` pins the clock np.savez stamps members with (`voxport fixtures swift`)."""
+    root = Path(root)
+    write_swift_fixtures(root / FOLDER.name, zip_clock)
+    write_pipeline_fixtures(root / PIPELINE_FOLDER.name, zip_clock)
+    write_text_fixtures(root / "text")

@@ -1,5 +1,5 @@
 """One whole chunk of `TurboPipeline.synthesize`, recorded for the Swift `ChatterboxTurboPipeline`
-(`swift_fixtures.PIPELINE_FOLDER`; `swift_fixtures.main` and its currency test call this).
+(`swift_fixtures.PIPELINE_FOLDER`; `swift_fixtures.write_fixtures` and its currency test call this).
 
 The pipeline runs over Chatterbox's recording stand-in session (`conversion/chatterbox/
 swift_fixtures.py`: seeded outputs at the bucket's sizes, every call recorded as a

@@ -10,11 +10,8 @@
   `TurboTextTokenizer.ids` of every string (`ids_file`).
 - `chunks.json`: `TurboTextTokenizer.chunks` at small budgets (the long-text split), with errors.
 
-Turbo declares no MODEL_NAME yet, so `voxport fixtures swift` (which owns `ios/Tests/Fixtures/`
-and refuses files it did not write there) does not reach it: these live beside that folder and
-are written by `python -m conversion.chatterbox_turbo.text_fixtures [OUT]`. Once Turbo is a
-registered model, its `swift_fixtures.write_fixtures` calls `write_text_fixtures(root / "text")`
-and the folder moves to `ios/Tests/Fixtures/chatterbox_turbo/text/`.
+`swift_fixtures.write_fixtures` writes them (`voxport fixtures swift`) into
+`ios/Tests/Fixtures/chatterbox_turbo/text/`.
 """
 
 from __future__ import annotations
@@ -32,14 +29,13 @@ from conversion.fixtures.text.shapes import apply_overlay, whisper_path
 
 from .text import TurboTextTokenizer, punc_norm
 
-FOLDER = Path(__file__).resolve().parents[2] / "ios/Tests/PendingFixtures/chatterbox_turbo/text"
+FOLDER = Path(__file__).resolve().parents[2] / "ios/Tests/Fixtures/chatterbox_turbo/text"
 FILES = ("corpus.json", "whisper.json", "gpt2.overlay.json", "front.json", "gpt2.front.ids.bin",
          "chunks.json")  # fmt: skip
 # GPT-2 merges whole words into one id, so the budgets are small to make the split happen.
 CHUNK_BUDGETS = (4, 8, 16, 32)
 CHUNK_CASES = 60  # corpus strings (evenly spaced) split at each budget
 ENDOFTEXT = 50256
-MODULE = "conversion.chatterbox_turbo.text_fixtures"
 
 
 def gpt2_overlay() -> dict:
@@ -79,18 +75,3 @@ def write_text_fixtures(root: Path) -> None:
         tok = TurboTextTokenizer(path)
     write_ids(root / "gpt2.front.ids.bin", [tok.ids(s).tolist() for s in strings])
     _write_json(root / "chunks.json", chunk_cases(tok, strings, CHUNK_CASES, CHUNK_BUDGETS))
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1:
-        print(f"usage: python -m {MODULE} [OUT_DIR] (default {FOLDER})", file=sys.stderr)
-        return 2
-    out = Path(argv[0]) if argv else FOLDER
-    write_text_fixtures(out)
-    print(f"wrote {len(FILES)} files to {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

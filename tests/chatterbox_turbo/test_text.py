@@ -86,11 +86,11 @@ def test_text_over_the_budget_is_split_at_sentences_then_packed(tokenizer_json, 
 
 
 def test_committed_swift_fixtures_are_current(tmp_path):
-    """Regenerate: python -m conversion.chatterbox_turbo.text_fixtures"""
+    """Regenerate: voxport fixtures swift"""
     text_fixtures.write_text_fixtures(tmp_path)
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == sorted(text_fixtures.FILES)
     committed = text_fixtures.FOLDER
     assert sorted(p.name for p in committed.iterdir()) == written
     stale = [n for n in written if (tmp_path / n).read_bytes() != (committed / n).read_bytes()]
-    assert stale == [], f"{stale} differ: run python -m {text_fixtures.MODULE}"
+    assert stale == [], f"{stale} differ: run voxport fixtures swift"

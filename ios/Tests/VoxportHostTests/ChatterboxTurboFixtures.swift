@@ -4,11 +4,10 @@ import VoxportHost
 import VoxportRunner
 import VoxportTestSupport
 
-/// `PendingFixtures/chatterbox_turbo/{t3,pipeline}/`, written by
-/// `conversion/chatterbox_turbo/swift_fixtures.py` from the Python host (read in place: Turbo's
-/// fixtures have not moved to Fixtures/ yet; `root` is the one place that names where they are).
+/// `Fixtures/chatterbox_turbo/{t3,pipeline}/`, written by
+/// `conversion/chatterbox_turbo/swift_fixtures.py` from the Python host (`voxport fixtures swift`).
 enum ChatterboxTurboFixtures {
-    static let root = "ios/Tests/PendingFixtures/chatterbox_turbo"
+    static let root = "ios/Tests/Fixtures/chatterbox_turbo"
     static let folder = FixtureFolder(inRepo: root + "/t3")
     /// One whole chunk of `TurboPipeline.synthesize` over a recording stand-in session.
     static let pipeline = FixtureFolder(inRepo: root + "/pipeline")

@@ -13,7 +13,7 @@ enum TextFixtures {
     static let audio8 = FixtureFolder("audio8_tts/text")
     /// `conversion/chatterbox_turbo/text_fixtures.py` (beside Fixtures/ until Turbo is a
     /// registered model).
-    static let chatterboxTurbo = FixtureFolder(inRepo: "ios/Tests/PendingFixtures/chatterbox_turbo/text")
+    static let chatterboxTurbo = FixtureFolder(inRepo: "ios/Tests/Fixtures/chatterbox_turbo/text")
 
     /// Which strings a test compares: the part the engine was built against, or the fifth held
     /// out of that loop (compared only once the engine was done, see the report in the issue).
