@@ -1,5 +1,6 @@
 """One gate case (the oracle's recorded fixture, the voice the bundle gets, voxport's text
-chunk) and the comparisons every stage's rungs share: row cosines and the oracle's tokens.
+chunk) and the oracle's tokens every stage's rungs read (the row cosines they compare with are
+`conversion.s3gen.gate_rungs`', shared with Turbo's gate).
 """
 
 from __future__ import annotations
@@ -27,18 +28,6 @@ class Case:
     # (`ladder.make_case`), so `voice_rung` compares a side a fault in the writer or the reader
     # moves; `voice` is one such file made when the case was
     clone: Callable[[], Voice] | None = None
-
-
-def _min_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a = a.reshape(a.shape[0], -1).astype(np.float64)
-    b = b.reshape(b.shape[0], -1).astype(np.float64)
-    num = (a * b).sum(1)
-    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    return float((num / np.maximum(den, 1e-30)).min())
-
-
-def _cos(a: np.ndarray, b: np.ndarray) -> float:
-    return _min_row_cosine(np.asarray(a)[None], np.asarray(b)[None])
 
 
 def _speech_tokens(fx: Fixture) -> np.ndarray:

@@ -4,10 +4,11 @@ forced, against the oracle's T3 logits, mel and (unwatermarked) wav.
 
 from __future__ import annotations
 
+from conversion.s3gen.gate_rungs import min_row_cosine as _min_row_cosine
 from gates.ladder import Rung
 
 from ..pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions
-from .case import Case, _min_row_cosine, _oracle_tokens
+from .case import Case, _oracle_tokens
 from .flow_rungs import COS_MEL
 from .t3_rungs import COS_T3
 

@@ -5,23 +5,15 @@ step-count table (the bundle's mel at 10/8/6/4 steps vs the publisher's 10-step 
 
 from __future__ import annotations
 
-import numpy as np
-
-from conversion.core.host.buckets import BucketTable, length_mask, pad_to
-from conversion.s3gen.flow.graphs import (
-    ENCODER_FUNCTION,
-    ENCODER_GRAPH,
-    ESTIMATOR_FUNCTION,
-    ESTIMATOR_GRAPH,
-    function_name,
-)
+from conversion.s3gen import gate_rungs
+from conversion.s3gen.gate_rungs import cos as _cos
 from gates.ladder import Measured, Rung
 
 from ..pipeline import ChatterboxPipeline
-from .case import Case, _cos, _min_row_cosine, _speech_tokens
+from .case import Case, _speech_tokens
 
-COS_ESTIMATOR = {"fp32": 0.9999, "fp16": 0.999}
-COS_MU = 0.999
+COS_ESTIMATOR = gate_rungs.COS_ESTIMATOR
+COS_MU = gate_rungs.COS_MU
 COS_MEL = 0.999
 # Euler steps the fp16 estimator rung checks: every step, or only the middle one (CI: the
 # Linux runtime emulates fp16 matmuls, ~80 s per reduced F128 call measured on 2 shared cores)
@@ -29,67 +21,26 @@ FP16_STEPS = ("all", "mid")
 
 
 def flow_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
+    """The encoder's mu and every Euler step's velocity (`conversion.s3gen.gate_rungs`, shared
+    with Turbo's gate), and the host Euler loop's mel from the oracle's noise."""
     fx = case.fixture
     it = fx.intermediates
     voice = case.voice
-
-    def encoder_mu():
-        tokens = it["flow_tokens"].reshape(-1)
-        n = tokens.size
-        table = BucketTable(pipeline.session.manifest.graphs[ENCODER_GRAPH]["meta"]["buckets"])
-        bucket = table.select(N=n)
-        out = pipeline.session.run(
-            ENCODER_GRAPH,
-            function_name(ENCODER_FUNCTION, bucket),
-            {"tokens": pad_to(tokens.astype(np.int32), bucket["N"])[None], "length": np.array([n])},
-        )
-        ref = it["mu"]
-        return ref, out["mu"][:, :, : ref.shape[-1]]
-
-    def estimator_velocity() -> float:
-        return _estimator_worst_cosine(pipeline, it, range(len(it["cfm_x"])))
 
     def flow_mel():
         r = pipeline.flow(_speech_tokens(fx), voice, it["z"])
         return it["mel"], r.mel
 
     return [
-        Rung("flow_encoder.mu", "cosine", COS_MU, encoder_mu),
-        Rung(
-            "flow_estimator.velocity",
-            "min_step_cosine",
-            COS_ESTIMATOR["fp32"],
-            estimator_velocity,
-            True,
-        ),
+        gate_rungs.encoder_mu_rung(pipeline, it, "mu"),
+        gate_rungs.estimator_rung(pipeline, it),
         Rung("flow.euler_mel", "cosine", COS_MEL, flow_mel),
     ]
 
 
 def _estimator_worst_cosine(pipeline: ChatterboxPipeline, it: dict, steps) -> float:
     """The bundle's estimator on the oracle's inputs at Euler `steps`: the worst cosine."""
-    total = it["cfm_x"].shape[-1]
-    table = BucketTable(pipeline.session.manifest.graphs[ESTIMATOR_GRAPH]["meta"]["buckets"])
-    bucket = table.select(F=total)  # BucketOverflowError names the sizes
-    size = bucket["F"]
-    fn = function_name(ESTIMATOR_FUNCTION, bucket)
-    mask = np.broadcast_to(length_mask(total, size), (2, 1, size)).copy()
-    worst = 1.0
-    for k in steps:
-        out = pipeline.session.run(
-            ESTIMATOR_GRAPH,
-            fn,
-            {
-                "x": pad_to(it["cfm_x"][k], size),
-                "mask": mask,
-                "mu": pad_to(it["cfm_mu_in"], size),
-                "t": it["cfm_t"][k].reshape(2).astype(np.float32),
-                "spks": it["cfm_spks_in"],
-                "cond": pad_to(it["cfm_cond_in"], size),
-            },
-        )
-        worst = min(worst, _min_row_cosine(it["cfm_velocity"][k], out["velocity"][..., :total]))
-    return worst
+    return gate_rungs.estimator_worst_cosine(pipeline, it, steps)
 
 
 def _fp16_rung(cb16: ChatterboxPipeline, case: Case, which: str = "all") -> Rung:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from conversion.core.host.sampling import U_MAX, U_MIN, sample
+from conversion.s3gen.gate_rungs import min_row_cosine as _min_row_cosine
 from gates.ladder import Measured, Rung
 from oracles import Fixture
 
 from ..pipeline import ChatterboxPipeline, SpeakOptions
 from ..t3.graphs import START_SPEECH, STOP_SPEECH
-from .case import Case, _min_row_cosine, _oracle_tokens
+from .case import Case, _oracle_tokens
 
 # fp32 T3 logits (teacher-forced and e2e) vs the oracle's: measured 1 - 3e-13 reduced and 1
 # (>= 0.9999995) published; a KV row or a prefill row one off scores above 0.9999 (the bar

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from conversion.s3gen.gate_rungs import cos as _cos
 from gates.ladder import Measured, Rung
 
-from .case import Case, _cos
+from .case import Case
 
 REF_SECONDS = 2.0
 REF_RATE = 16_000  # the cloned case's reference is written (and resampled from) 16 kHz

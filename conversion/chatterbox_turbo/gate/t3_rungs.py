@@ -1,0 +1,148 @@
+"""T3's rungs: the bundle's T3 teacher-forced along the oracle's tokens (its logits, and the
+draws its logits give with the oracle's uniforms), voxport's sampler on the oracle's logits
+against the distribution the publisher's processors gave (`sampler_rung`), and T3
+free-running on the oracle's uniforms (the same tokens and the same stop).
+
+Turbo's T3 is one row (no CFG) and samples Temperature -> TopK -> TopP -> RepetitionPenalty,
+the penalty last, over the start token at draw 0 and the drawn tokens after
+(`..sampling`, `..t3.host.penalty_history`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conversion.core.host.sampling import U_MAX, U_MIN, gumbel_argmax, process_logits
+from conversion.s3gen.gate_rungs import min_row_cosine
+from gates.ladder import Measured, Rung
+from oracles import Fixture
+
+from ..pipeline import SpeakOptions, TurboPipeline
+from ..t3 import host as host_t3
+from ..t3.graphs import STOP_SPEECH
+from .case import Case, oracle_tokens
+
+# fp32 T3 logits (teacher-forced and e2e) vs the oracle's: Chatterbox's six nines (a KV row or
+# a prefill row one off scores above 0.9999); measured 1 - 7e-14 or closer (reduced, weights
+# seeds 0/1, seeds 0/1/2)
+COS_T3 = 0.999999
+# int8 T3's teacher-forced logits vs the oracle's fp32: Chatterbox's bar; measured 0.999973
+# worst (reduced, weights seeds 0/1, seeds 0/1/2)
+COS_T3_INT8 = 0.999
+# int8 T3: per-step draws from int8 logits vs the oracle's, with the oracle's uniforms:
+# Chatterbox's bar; measured 25/27 = 0.926 worst (same runs): rounding flips close races
+INT8_AGREEMENT = 0.9
+# voxport's processed distribution on the oracle's logits vs the publisher's (transformers'
+# processors, float32 softmax): max abs per step. Measured <= 7.8e-8 (reduced, weights seeds 0/1,
+# seeds 0/1/2); the penalty run first (before top-k / top-p) moved it 0.048
+MAX_ABS_PROBS = 1e-5
+
+
+def _processed(row: np.ndarray, step: int, drawn, options: SpeakOptions) -> np.ndarray:
+    """voxport's scores for draw `step`: `inference_turbo`'s processors as the host runs them
+    (its sampling config and penalty history), no candidate bound."""
+    history = host_t3.penalty_history(step, drawn)
+    return process_logits(row, options.sampling(), history, candidates=None)
+
+
+def _teacher_forced_draws(fx: Fixture, logits: np.ndarray) -> Measured:
+    """Draws from the bundle's logits with the oracle's uniforms and history, vs the oracle."""
+    options = SpeakOptions()
+    tokens = oracle_tokens(fx)
+    uniforms = fx.draws["t3_uniforms/0"]
+    misses = []
+    n = min(len(tokens), len(logits))
+    for step in range(n):
+        scores = _processed(logits[step], step, [int(t) for t in tokens[:step]], options)
+        drawn = int(gumbel_argmax(scores, uniforms[step]))
+        if drawn != int(tokens[step]):
+            misses.append(f"step {step}: {drawn} vs {int(tokens[step])}")
+    rate = (n - len(misses)) / max(len(tokens), 1)
+    note = f"{n - len(misses)}/{len(tokens)} draws agree"
+    return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
+
+
+def t3_rungs(pipeline: TurboPipeline, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
+    fx = case.fixture
+    memo: dict[str, np.ndarray] = {}
+
+    def forced() -> np.ndarray:
+        if "logits" not in memo:
+            r = pipeline.t3(
+                case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=oracle_tokens(fx)
+            )
+            memo["logits"] = r.logits
+        return memo["logits"]
+
+    def logits_cos() -> Measured:
+        got, ref = forced(), fx.intermediates["t3_logits"]
+        if got.shape != ref.shape:
+            return Measured(0.0, f"{got.shape[0]} steps vs the oracle's {ref.shape[0]}")
+        return Measured(min_row_cosine(ref, got), f"{ref.shape[0]} steps")
+
+    rungs = []
+    if cos_min is not None:
+        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    draws_min = 1.0 if tag == "fp32" else INT8_AGREEMENT
+    rungs.append(
+        Rung(
+            f"t3[{tag}].draws",
+            "draw_agreement",
+            draws_min,
+            lambda: _teacher_forced_draws(fx, forced()),
+            True,
+        )
+    )
+    return rungs
+
+
+def sampler_rung(case: Case) -> Rung:
+    """voxport's sampler (core `process_logits` in Turbo's order, the host's penalty history)
+    on the oracle's raw logits vs the distribution the publisher's processors gave each draw
+    (`t3_probs`, recorded at its `torch.multinomial`): the worst absolute difference. No graph
+    runs: a fault in the order or the history shows here, apart from the bundle."""
+    fx = case.fixture
+
+    def worst() -> Measured:
+        options = SpeakOptions()
+        tokens = oracle_tokens(fx)
+        logits, probs = fx.intermediates["t3_logits"], fx.intermediates["t3_probs"]
+        gap, at = 0.0, 0
+        for step in range(len(probs)):
+            scores = _processed(logits[step], step, [int(t) for t in tokens[:step]], options)
+            e = np.exp(scores.astype(np.float64) - scores.max())
+            d = float(np.abs(e / e.sum() - probs[step]).max())
+            gap, at = (d, step) if d > gap else (gap, at)
+        return Measured(gap, f"{len(probs)} draws; worst at draw {at}")
+
+    return Rung("t3.sampler_probs", "max_abs", MAX_ABS_PROBS, worst, False)
+
+
+def free_run_rung(pipeline: TurboPipeline, case: Case) -> Rung:
+    """T3 drawing on the oracle's uniforms: the same tokens, and the same stop (the oracle's
+    tokens keep the stop it drew; the port's get it back when it stopped)."""
+    fx = case.fixture
+
+    def tokens() -> Measured:
+        u = fx.draws["t3_uniforms/0"]
+        budget = int(fx.meta["max_gen_len"]) + 1  # inference_turbo draws up to max_gen_len + 1
+        if fx.meta["stopped_on_eos"] and budget > len(u):
+            # the oracle stopped on its own: the port gets the same budget, and fresh uniforms
+            # past the oracle's last draw (a port that misses the stop draws on)
+            rng = np.random.default_rng(len(u))
+            u = np.concatenate(
+                [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
+            )
+        r = pipeline.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
+        ref = oracle_tokens(fx)
+        got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
+        n = min(ref.size, got.size)
+        same = int(np.sum(ref[:n] == got[:n]))
+        first = next((i for i in range(n) if ref[i] != got[i]), None)
+        note = f"{same}/{ref.size} tokens equal" + (
+            f", first difference at step {first}" if first is not None else ""
+        )
+        note += f"; stopped: port {r.stopped}, oracle {bool(fx.meta['stopped_on_eos'])}"
+        return Measured(same / max(ref.size, got.size, 1), note)
+
+    return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
