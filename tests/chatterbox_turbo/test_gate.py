@@ -17,9 +17,10 @@ import pytest
 from conversion.chatterbox_turbo import pipeline as pipeline_mod
 from conversion.chatterbox_turbo.gate.case import Case
 from conversion.chatterbox_turbo.gate.flow_rungs import speech_tokens_rung
-from conversion.chatterbox_turbo.gate.ladder import GATE_TEXT, GATE_TOKENS
+from conversion.chatterbox_turbo.gate.ladder import GATE_TEXT, GATE_TOKENS, start_token_probe
 from conversion.chatterbox_turbo.gate.t3_rungs import sampler_rung
 from conversion.chatterbox_turbo.oracle import record
+from conversion.chatterbox_turbo.t3 import host as t3_host
 from conversion.chatterbox_turbo.voice import TurboVoice
 from gates.ladder import run_rung
 
@@ -32,6 +33,7 @@ BARS = {
     "t3[fp32].logits": (">=", 0.999999),
     "t3[fp32].draws": (">=", 1.0),
     "t3.sampler_probs": ("<=", 1e-5),
+    "t3.sampler_probs[start-token]": ("<=", 1e-5),
     "t3[int8].logits": (">=", 0.999),
     "t3[int8].draws": (">=", 0.9),
     "s3gen.speech_tokens": (">=", 1.0),
@@ -91,7 +93,7 @@ def default_case(turbo_model):
 
 
 def test_sampler_rung_fails_with_the_penalty_first(default_case, monkeypatch):
-    assert run_rung(sampler_rung(default_case)).passed
+    assert run_rung(sampler_rung(default_case.fixture)).passed
     # transformers' usual order (the penalty before top-k / top-p) instead of Turbo's
     first = dataclasses.replace(pipeline_mod.SpeakOptions().sampling().order,
                                 penalty_after_filters=False)  # fmt: skip
@@ -101,7 +103,7 @@ def test_sampler_rung_fails_with_the_penalty_first(default_case, monkeypatch):
         "sampling",
         lambda self: dataclasses.replace(sampling(self), order=first),
     )
-    result = run_rung(sampler_rung(default_case))
+    result = run_rung(sampler_rung(default_case.fixture))
     print(f"penalty first: max abs {result.value:.3g} ({result.detail})")
     assert not result.passed and result.value > 1e-3
 
@@ -113,3 +115,18 @@ def test_speech_tokens_rung_fails_without_the_silence_tail(default_case, monkeyp
     )
     result = run_rung(speech_tokens_rung(default_case))
     assert not result.passed and result.value == 0.0, result.detail
+
+
+def test_start_token_probe_fails_without_draw_0s_start_token_penalty(turbo_model, monkeypatch):
+    """On the gate's own run the start token is never a candidate (top-p drops it), so only
+    the probe, where the publisher's head gives it the top logit, sees draw 0's penalty."""
+    probe = start_token_probe(turbo_model, GATE_TEXT, seed=0)
+    assert probe.intermediates["t3_tokens"].size >= 1
+    assert run_rung(sampler_rung(probe, "start-token")).passed
+    history = t3_host.penalty_history
+    monkeypatch.setattr(
+        t3_host, "penalty_history", lambda step, drawn: history(step, drawn)[step == 0 :]
+    )
+    result = run_rung(sampler_rung(probe, "start-token"))
+    print(f"no start-token penalty: max abs {result.value:.3g} ({result.detail})")
+    assert not result.passed and result.value > 1e-3

@@ -17,11 +17,13 @@ from conversion.core.runs import GateRun
 from conversion.s3gen import gate_rungs
 from conversion.s3gen.snapshot import synthetic_reference
 from gates.ladder import LadderReport, Rung, run_ladder
+from oracles import Fixture
 
 from .. import voice as voice_mod
 from ..config import TurboConfig
 from ..oracle.utterance import record
 from ..pipeline import TurboPipeline
+from ..t3.graphs import START_SPEECH
 from ..voice import TurboVoice
 from .case import Case
 from .e2e_rungs import e2e_rungs
@@ -79,6 +81,29 @@ def make_case(model, name: str, text: str, steps: int, seed: int, config: TurboC
     return Case(name, fx, clone(), None, publisher, clone)
 
 
+# The start-token probe's draw budget: draw 0 is the one whose penalty sees the start token
+PROBE_TOKENS = 2
+
+
+def start_token_probe(model, text: str, seed: int) -> Fixture:
+    """The oracle on `text` with the start-of-speech logit raised to the top of every row the
+    speech head gives (a forward hook that runs before the oracle's own, so the recorded
+    logits hold the raised one). On the calibrated random weights the start token's logit is
+    ~0 against a top of ~13.6, so top-p drops it and the penalty that draw 0 puts on it moves
+    nothing; raised, it is a candidate, and the publisher's processors penalise it there."""
+
+    def raise_start(_module, _args, out):
+        out = out.clone()
+        out[..., START_SPEECH] = out.amax(dim=-1) + 1.0
+        return out
+
+    handle = model.t3.speech_head.register_forward_hook(raise_start)
+    try:
+        return record(model, text, seed=seed, max_gen_len=PROBE_TOKENS)
+    finally:
+        handle.remove()
+
+
 def voice_file_maker(model, ref_wav: Path, config: TurboConfig) -> Callable[[], TurboVoice]:
     """A function that writes the voice file `voxport voice` writes of `ref_wav` (its samples
     kept in memory, so the file may go) into a temp folder and reads it back with the host's
@@ -111,6 +136,7 @@ class GateSetup:
     cases: list[Case]
     bundle: Path
     int8: Path | None = None
+    probe: Fixture | None = None  # `start_token_probe`'s run
 
 
 def prepare(
@@ -139,7 +165,8 @@ def prepare(
         bundle, int8 = bundles.get(sizes, "fp32", variant=variant), None
     for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
         case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
-    return GateSetup(model, config, sizes, cases, bundle, int8)
+    probe = start_token_probe(model, GATE_TEXT, seed)
+    return GateSetup(model, config, sizes, cases, bundle, int8, probe)
 
 
 def main_rungs(pipeline: TurboPipeline, setup: GateSetup) -> tuple[list[Rung], int]:
@@ -148,7 +175,8 @@ def main_rungs(pipeline: TurboPipeline, setup: GateSetup) -> tuple[list[Rung], i
     head = [
         text_rung(setup.model, setup.bundle, setup.sizes),
         *t3_rungs(pipeline, default, "fp32", COS_T3),
-        sampler_rung(default),
+        sampler_rung(default.fixture),
+        sampler_rung(setup.probe, "start-token"),
     ]
     rungs = [
         *head,

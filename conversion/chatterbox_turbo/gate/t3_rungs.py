@@ -96,12 +96,12 @@ def t3_rungs(pipeline: TurboPipeline, case: Case, tag: str, cos_min: float | Non
     return rungs
 
 
-def sampler_rung(case: Case) -> Rung:
+def sampler_rung(fx: Fixture, probe: str = "") -> Rung:
     """voxport's sampler (core `process_logits` in Turbo's order, the host's penalty history)
     on the oracle's raw logits vs the distribution the publisher's processors gave each draw
     (`t3_probs`, recorded at its `torch.multinomial`): the worst absolute difference. No graph
-    runs: a fault in the order or the history shows here, apart from the bundle."""
-    fx = case.fixture
+    runs: a fault in the order or the history shows here, apart from the bundle. `probe` names
+    a run of the oracle made to put a token in play (`ladder.start_token_probe`)."""
 
     def worst() -> Measured:
         options = SpeakOptions()
@@ -115,7 +115,8 @@ def sampler_rung(case: Case) -> Rung:
             gap, at = (d, step) if d > gap else (gap, at)
         return Measured(gap, f"{len(probs)} draws; worst at draw {at}")
 
-    return Rung("t3.sampler_probs", "max_abs", MAX_ABS_PROBS, worst, False)
+    name = f"t3.sampler_probs[{probe}]" if probe else "t3.sampler_probs"
+    return Rung(name, "max_abs", MAX_ABS_PROBS, worst, False)
 
 
 def free_run_rung(pipeline: TurboPipeline, case: Case) -> Rung:
