@@ -10,16 +10,14 @@ The S3Gen faults both models share are `conversion/s3gen/faults.py`'s.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from conversion.core.export.graph_swap import bundle_with_graph
 from conversion.core.host.sampling import SamplingOrder
@@ -147,21 +145,17 @@ def _t_r_swapped(feed: dict) -> dict:
 # ---------------------------------------------------------------------------------- graphs
 
 
-@contextlib.contextmanager
-def _no_prefill_positions() -> Iterator[None]:
-    """T3's prefill adds no learned positions (its decode still does)."""
-    original = t3_graphs.T3TurboGraph.prefill
+def _no_prefill_positions():
+    """T3's prefill adds no learned positions (its decode still does): the graph subtracts
+    the positions the prefill adds."""
 
-    def faulty(self, embeds, length):
-        saved = self.wpe
-        self.wpe = torch.zeros_like(saved)
-        try:
-            return original(self, embeds, length)
-        finally:
-            self.wpe = saved
+    def make(original):
+        def faulty(self, embeds, length):
+            return original(self, embeds - self.wpe[: embeds.shape[1]], length)
 
-    with patched(t3_graphs.T3TurboGraph, "prefill", faulty):
-        yield
+        return faulty
+
+    return wrapped(t3_graphs.T3TurboGraph, "prefill", make)
 
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -258,7 +252,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "t3-prefill-no-positions",
         "the T3 graph's prefill adds no GPT-2 learned positions",
-        _no_prefill_positions,
+        _no_prefill_positions(),
         graph=t3_graphs.GRAPH,
     ),
     Mutant(

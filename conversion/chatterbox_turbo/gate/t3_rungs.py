@@ -36,6 +36,11 @@ INT8_AGREEMENT = 0.9
 # processors, float32 softmax): max abs per step. Measured <= 7.8e-8 (reduced, weights seeds 0/1,
 # seeds 0/1/2); the penalty run first (before top-k / top-p) moved it 0.048
 MAX_ABS_PROBS = 1e-5
+# the host's prefill rows (spkr_enc(speaker), prompt and text embeddings, start row) vs the
+# publisher's `inputs_embeds`, max abs: float32 table lookups and one 256-long dot product per
+# speaker value. A zero speaker embedding moves the speaker row ~0.1 on the calibrated random
+# weights, where it moves the fp32 logits only 1e-9 in cosine (spkr_enc is a fresh Linear)
+MAX_ABS_PREFILL = 1e-5
 
 
 def _processed(row: np.ndarray, step: int, drawn, options: SpeakOptions) -> np.ndarray:
@@ -94,6 +99,20 @@ def t3_rungs(pipeline: TurboPipeline, case: Case, tag: str, cos_min: float | Non
         )
     )
     return rungs
+
+
+def prefill_rows_rung(pipeline: TurboPipeline, case: Case) -> Rung:
+    """The host's T3 prefill rows (`t3.host.prefill_embeds` over the bundle's tables, the
+    voice the bundle gets, the oracle's text ids) against the publisher's `inputs_embeds` at
+    its prefill: every row, speaker row first. No graph runs."""
+    fx = case.fixture
+
+    def rows():
+        ids = fx.inputs["text_tokens"].reshape(-1)
+        got = host_t3.prefill_embeds(pipeline.arrays["t3"], case.voice.t3_cond(), ids)
+        return fx.intermediates["t3_prefill_embeds"], got
+
+    return Rung(f"t3.prefill_rows[{case.name}]", "max_abs", MAX_ABS_PREFILL, rows)
 
 
 def sampler_rung(fx: Fixture, probe: str = "") -> Rung:
