@@ -134,11 +134,11 @@ final class ChatterboxTurboWorkerTests: XCTestCase {
     /// `VP_SEED`'s draws; `chatterbox_turbo.vocoder` writes HiFT's audio for the first chunk.
     func testTurboSpeakAndVocoderBenchesMakeTheSpeakersAudio() async throws {
         let s = try await Self.shared()
-        let spoken = try await runBench(s, "chatterbox_turbo.speak", ["VP_TEXT": s.kase.text, "VP_SEED": "2", "VP_MAX_TOKENS": "10"])
+        let spoken = try await runBench(s, "chatterbox_turbo.speak", ["VP_TEXT": s.kase.text, "VP_SEED": "2", "VP_MAX_TOKENS": "4"])
         XCTAssertEqual(spoken["chunks"] as? Double, Double(s.kase.chunks.count))
         let speaker = try Self.speaker(s, runner: s.worker)
         var options = speaker.makeOptions()
-        options.generation.maxNewTokens = 10
+        options.generation.maxNewTokens = 4
         options.draws = SplitMixDraws(seed: 2, vocab: ChatterboxTurboT3Tables.vocab)
         let chunks = try await SpeakerParity.collect(try speaker.speak(s.kase.text, voice: nil, options: options))
         let samples = chunks.reduce(0) { $0 + $1.samples.count }
@@ -146,7 +146,7 @@ final class ChatterboxTurboWorkerTests: XCTestCase {
         XCTAssertEqual(spoken["audio_seconds"] as? Double ?? 0, Double(samples) / 24_000, accuracy: 0.001)
         XCTAssertLessThan(try XCTUnwrap(spoken["first_audio_ms"] as? Double), try XCTUnwrap(spoken["utterance_ms"] as? Double))
         let ids = s.kase.chunks[0].ids.map(String.init).joined(separator: ",")
-        let vocoded = try await runBench(s, "chatterbox_turbo.vocoder", ["VP_TOKENS": ids, "VP_SEED": "2", "VP_MAX_TOKENS": "10"])
+        let vocoded = try await runBench(s, "chatterbox_turbo.vocoder", ["VP_TOKENS": ids, "VP_SEED": "2", "VP_MAX_TOKENS": "4"])
         XCTAssertGreaterThan(vocoded["frames"] as? Double ?? 0, 0)
         let wav = s.dir.appendingPathComponent("bench-chatterbox_turbo.vocoder/audio.wav")
         XCTAssertTrue(FileManager.default.fileExists(atPath: wav.path), "the vocoder's audio")

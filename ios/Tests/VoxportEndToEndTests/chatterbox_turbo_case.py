@@ -34,8 +34,7 @@ BAD_TEXTS = ("", "  \n\t ")
 
 
 def bundle_path() -> Path:
-    folder, config = PORT.resolve("random", "reduced", 0)
-    return PORT.ensure_bundle(folder, config, "reduced", "fp32").resolve()
+    return s3gen_case.reduced_bundle(PORT)
 
 
 def chunk_draws(kb: TurboPipeline, result: Any, index: int) -> dict:

@@ -29,6 +29,13 @@ from conversion.core.threads import pin_torch_threads
 from conversion.s3gen.hift import host as host_hift
 
 
+def reduced_bundle(port: Any) -> Path:
+    """The port's whole reduced random-weight bundle (weights seed 0, fp32), exported first when
+    missing or stale."""
+    folder, config = port.resolve("random", "reduced", 0)
+    return port.ensure_bundle(folder, config, "reduced", "fp32").resolve()
+
+
 def chunk_draws(
     kb: Any, result: Any, index: int, seed: int, chunk_draws_type: Any, noise: np.ndarray
 ) -> dict:

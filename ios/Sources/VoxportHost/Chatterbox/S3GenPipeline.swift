@@ -48,7 +48,8 @@ public protocol S3GenBundleFiles: Sendable {
 
 /// Text ids to speech through T3 then S3Gen, one chunk at a time: what Chatterbox's and
 /// Chatterbox Turbo's pipelines share, so one Speaker (`S3GenSpeaker`) and one set of benches
-/// (VoxportBench's `S3GenBench*`) serve both.
+/// (VoxportBench's `S3GenBench*`) serve both. `SendableMetatype`: a Speaker's task calls
+/// through the type's conformance.
 public protocol S3GenPipeline: AnyObject, SendableMetatype {
     associatedtype Voice: S3GenVoice
     associatedtype Options: S3GenOptions
