@@ -54,6 +54,17 @@ def _bench(model, *env, extra=()):
             ],
         ),
         (
+            "chatterbox_turbo",
+            "chatterbox.t3",  # Chatterbox's bench, not Turbo's
+            [
+                "chatterbox_turbo.t3",
+                "chatterbox_turbo.estimator",
+                "chatterbox_turbo.vocoder",
+                "chatterbox_turbo.speak",
+                "chatterbox_turbo.text",
+            ],
+        ),
+        (
             "audio8-tts",
             "audio8.frames",
             ["audio8.frame", "audio8.codec", "audio8.speak", "audio8.text"],

@@ -7,3 +7,12 @@ shares with Chatterbox lives below both, in ``conversion/s3gen/``.
 """
 
 MODEL_NAME = "chatterbox_turbo"
+# VoxportKit's on-device benches (voxport-bench's VP_BENCH) that run this model: Chatterbox's,
+# shared (ios/Sources/VoxportBench/S3GenBench.swift), over Turbo's host.
+DEVICE_BENCHES = (
+    "chatterbox_turbo.t3",
+    "chatterbox_turbo.estimator",
+    "chatterbox_turbo.vocoder",
+    "chatterbox_turbo.speak",
+    "chatterbox_turbo.text",
+)

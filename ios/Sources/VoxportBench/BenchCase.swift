@@ -73,8 +73,10 @@ public enum BenchCatalog {
         [
             KokoroSpeakBench.self,
             ChatterboxT3Bench.self, ChatterboxEstimatorBench.self, ChatterboxVocoderBench.self, ChatterboxSpeakBench.self,
+            ChatterboxTurboT3Bench.self, ChatterboxTurboEstimatorBench.self, ChatterboxTurboVocoderBench.self,
+            ChatterboxTurboSpeakBench.self,
             Audio8SpeakBench.self, Audio8FrameBench.self, Audio8CodecBench.self,
-            ChatterboxTextBench.self, Audio8TextBench.self, KokoroTextBench.self,
+            ChatterboxTextBench.self, ChatterboxTurboTextBench.self, Audio8TextBench.self, KokoroTextBench.self,
             CoreCallsBench.self,
         ]
     }

@@ -52,13 +52,13 @@ public struct BenchEnvironment: Sendable, Equatable {
           VP_PASSES    warm passes after the cold one (default 3)
           VP_SEED      seed of the host's draws (default 0)
           VP_PHONEMES  Kokoro: phonemes, as `voxport phonemize kokoro "TEXT"` prints them
-          VP_TOKENS    Chatterbox / Audio8: `voxport tokenize MODEL "TEXT"`'s JSON, or ids
+          VP_TOKENS    Chatterbox (Turbo) / Audio8: `voxport tokenize MODEL "TEXT"`'s JSON, or ids
           VP_TEXT      the text, through the bundle's front end (tokenizer.json; Kokoro: g2p/)
                        (*.speak: the Speaker's stream; *.text: text.json as `voxport tokenize`,
                        Kokoro's as `voxport phonemize`)
           VP_VOICE     a voice of the bundle, or a file from `voxport voice`
           VP_MAX_FRAMES  Audio8: frames per piece at most (default the host's budget)
-          VP_MAX_TOKENS  Chatterbox: T3 tokens per chunk at most (default the bundle's budget)
+          VP_MAX_TOKENS  Chatterbox (Turbo): T3 tokens per chunk at most (default the bundle's budget)
           VP_OUT       folder for result.json and audio.wav (default ./voxport-bench-out)
           VP_REPLAY    a voxport-replay/1 recording (VP_RUNNER=replay)
         """

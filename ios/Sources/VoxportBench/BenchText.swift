@@ -7,8 +7,9 @@ import VoxportText
 /// the bundle's tokenizer.json; Kokoro: misaki over the bundle's `g2p/`). Bad text fails with
 /// the front end's (Python's) wording.
 enum BenchText {
-    /// Chatterbox's chunk budget in ids: `config.text_budget`, from the manifest.
-    static func chatterboxBudget(_ manifest: Manifest) throws -> Int {
+    /// A budgeted front end's chunk budget in ids (Chatterbox, Turbo): `config.text_budget`,
+    /// from the manifest.
+    static func textBudget(_ manifest: Manifest) throws -> Int {
         guard let budget = manifest.config["config"]?["text_budget"]?.intValue else {
             throw VoxportError(.bundleIntegrity, "the manifest's config lacks 'text_budget': re-export the bundle")
         }
@@ -29,15 +30,15 @@ enum BenchText {
         }
     }
 
-    /// Empty or blank `VP_TEXT`, refused before a runner starts: Chatterbox's chunks over the
-    /// bundle's (small) tokenizer; Audio8's template, which refuses the same text its split does.
+    /// Empty or blank `VP_TEXT`, refused before a runner starts: Chatterbox's and Turbo's chunks
+    /// over the bundle's (small) tokenizer; Audio8's template, which refuses the same text its split does.
     static func check(_ env: BenchEnvironment, bundle: ModelBundle, model: String) throws {
         guard let text = env.text else { return }
         switch model {
-        case "chatterbox":
-            let front = ChatterboxText(tokenizer: try tokenizer(bundle))
-            let budget = try chatterboxBudget(bundle.manifest)
-            _ = try frontEnd { try front.chunks(text, budget: budget) }
+        case ChatterboxPipeline.model:
+            try checkBudgeted(ChatterboxText.self, text, bundle: bundle)
+        case ChatterboxTurboPipeline.model:
+            try checkBudgeted(ChatterboxTurboText.self, text, bundle: bundle)
         case "audio8_tts":
             _ = try frontEnd { try Audio8Text.templateParts(text: text) }
         case "kokoro":
@@ -60,6 +61,13 @@ enum BenchText {
         default:
             break
         }
+    }
+
+    /// `text`'s chunks over the bundle's (small) tokenizer: empty or blank text is refused.
+    static func checkBudgeted<Front: BudgetedText>(_ front: Front.Type, _ text: String, bundle: ModelBundle) throws {
+        let front = Front(tokenizer: try tokenizer(bundle))
+        let budget = try textBudget(bundle.manifest)
+        _ = try frontEnd { try front.chunks(text, budget: budget) }
     }
 
     /// A text bench reads `VP_TEXT` only: what it writes is the ids, for no voice.

@@ -4,33 +4,33 @@ import VoxportHost
 import VoxportRunner
 import VoxportText
 
-/// `chatterbox.text`: `VP_TEXT` through Chatterbox's front end only (punc_norm, the bundle's
-/// tokenizer.json, the split to the manifest's `text_budget`): no graph, no runner. Writes
-/// `text.json`, what `voxport tokenize chatterbox TEXT` prints for the bundle's snapshot; each
-/// pass times the front end on the text (`front_end_ms`).
-public final class ChatterboxTextBench: BenchCase {
-    public static let name = "chatterbox.text"
-    public static let model = "chatterbox"
-    public static let graphs: [String]? = []
-    public static let readsOnly: [String]? = [ChatterboxSpeaker.tokenizerFile]
-    let front: ChatterboxText
+/// `MODEL.text` of a model with S3Gen (`chatterbox.text`, `chatterbox_turbo.text`): `VP_TEXT`
+/// through the model's front end only (its punc_norm, the bundle's tokenizer.json, the split to
+/// the manifest's `text_budget`): no graph, no runner. Writes `text.json`, what `voxport
+/// tokenize MODEL TEXT` prints for the bundle's snapshot; each pass times the front end on the
+/// text (`front_end_ms`).
+public class BudgetedTextBench<Pipeline: S3GenPipeline> {
+    public static var model: String { Pipeline.model }
+    public static var graphs: [String]? { [] }
+    public static var readsOnly: [String]? { [S3GenSpeaker<Pipeline>.tokenizerFile] }
+    let front: Pipeline.Front
     let budget: Int
     let text: String
 
     public static func checkInputs(_ env: BenchEnvironment) throws {
-        try BenchText.checkTextBench(env, bench: name, model: model)
+        try BenchText.checkTextBench(env, bench: "\(model).text", model: model)
     }
 
-    public init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
+    public required init(bundle: ModelBundle, runner: GraphRunner, environment env: BenchEnvironment) throws {
         text = env.text!  // checkInputs
-        front = ChatterboxText(tokenizer: try BenchText.tokenizer(bundle))
-        budget = try BenchText.chatterboxBudget(bundle.manifest)
+        front = Pipeline.Front(tokenizer: try BenchText.tokenizer(bundle))
+        budget = try BenchText.textBudget(bundle.manifest)
         let chunks = try BenchText.frontEnd { try front.chunks(text, budget: budget) }
         try BenchText.write(Self.document(chunks, budget: budget), to: env.out)
     }
 
     /// `cli.py tokenize`'s JSON.
-    static func document(_ chunks: [ChatterboxText.Chunk], budget: Int) -> [String: Any] {
+    static func document(_ chunks: [TextChunk], budget: Int) -> [String: Any] {
         ["model": model, "text_budget": budget, "chunks": chunks.map { ["text": $0.text, "ids": $0.ids.map(Int.init)] }]
     }
 

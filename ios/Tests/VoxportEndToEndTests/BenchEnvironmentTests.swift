@@ -19,7 +19,8 @@ final class BenchEnvironmentTests: XCTestCase {
         let message = error(["VP_BENCH": "kokoro.talk", "VP_BUNDLE": "/b"])
         XCTAssertTrue(message.hasPrefix("unknown VP_BENCH 'kokoro.talk': choose one of "), message)
         for name in ["kokoro.speak", "chatterbox.t3", "chatterbox.estimator", "chatterbox.vocoder", "chatterbox.speak",
-                     "audio8.frame", "audio8.codec", "audio8.speak"] {
+                     "chatterbox_turbo.t3", "chatterbox_turbo.estimator", "chatterbox_turbo.vocoder", "chatterbox_turbo.speak",
+                     "chatterbox_turbo.text", "audio8.frame", "audio8.codec", "audio8.speak"] {
             XCTAssertTrue(message.contains(name), "\(name) missing from: \(message)")
         }
         XCTAssertTrue(error([:]).hasPrefix("VP_BENCH is not set: choose one of "))

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import VoxportTestSupport
+import VoxportBench
 import VoxportCore
 import VoxportHost
 import VoxportRunner
@@ -14,85 +15,26 @@ import VoxportText
 /// `BundleSpeaker.open` over the worker, its own front end on the bundle's tokenizer.json) gives
 /// Python's chunks, ids and audio for the same text and draws; T3's tokens and the S3Gen tokens
 /// (the silence tail) equal Python's for Python's uniforms; empty text gets the pipeline's answer
-/// before any graph runs.
+/// before any graph runs; then Turbo's benches through `BenchDriver` on the same worker.
 ///
 /// One worker serves the whole class; it starts as soon as the Python side says the bundle is
 /// current, so its graph load overlaps the Python run.
 final class ChatterboxTurboWorkerTests: XCTestCase {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chatterbox_turbo_case.py")
 
-    struct Case: Decodable {
-        struct Chunk: Decodable {
-            let text: String
-            let ids: [Int32]
-            let tokens: [Int]
-            let stopped: Bool
-            let speech_tokens: [Int]
-            let samples: Int
-        }
-        struct Bad: Decodable {
-            let text: String
-            let error: String
-        }
-        let bundle: String
-        let text: String
-        let seed: Int
-        let chunks: [Chunk]
-        let samples: Int
-        let bad: [Bad]
-    }
+    typealias Shared = S3GenWorkerCase<ChatterboxTurboBundleFiles>
 
-    struct Shared {
-        let dir: URL
-        let kase: Case
-        let bundle: ModelBundle
-        let worker: WorkerRunner
-    }
-
-    nonisolated(unsafe) static var made: Result<Shared, Error>?
+    static let made = MadeOnce<Shared>()
 
     static func shared() async throws -> Shared {
-        if let made { return try made.get() }
-        let result: Result<Shared, Error>
-        do {
-            result = .success(try await start())
-        } catch {
-            result = .failure(error)
+        try await made.get {
+            try await Shared.start(script: script, scratch: "chatterbox-turbo-e2e") { try ChatterboxTurboBundleFiles.load($0) }
         }
-        made = result
-        return try result.get()
-    }
-
-    static func start() async throws -> Shared {
-        let dir = try TestScratch.folder("chatterbox-turbo-e2e")
-        let child = try PythonChild.start(script, ["make", dir.path], log: dir.appendingPathComponent("python.log"))
-        guard let line = child.firstLine(), let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first
-        else {
-            child.process.waitUntilExit()
-            throw child.failure("failed before naming its bundle")
-        }
-        let bundle: ModelBundle
-        let worker: WorkerRunner
-        do {
-            bundle = try ModelBundle.open(URL(fileURLWithPath: String(first)), verify: false)
-            worker = try await WorkerRunner(bundle: bundle.url)
-        } catch {
-            child.process.waitUntilExit()
-            throw error
-        }
-        _ = child.readToEnd()
-        child.process.waitUntilExit()
-        guard child.process.terminationStatus == 0 else {
-            await worker.close()
-            throw child.failure("failed (exit \(child.process.terminationStatus))")
-        }
-        let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
-        return Shared(dir: dir, kase: kase, bundle: bundle, worker: worker)
     }
 
     override class func tearDown() {
         // Dropping the last reference ends the worker (WorkerProcess's deinit closes the child).
-        made = nil
+        made.reset()
         super.tearDown()
     }
 
@@ -104,36 +46,22 @@ final class ChatterboxTurboWorkerTests: XCTestCase {
     }
 
     /// Text -> ChatterboxTurboSpeaker -> audio through the worker, against Python's `speak` of
-    /// the same text with the same draws: the chunks' text (after punc_norm) and ids, each
-    /// chunk's length, and the audio within 2e-5 of its peak (measured: 5.6e-6; the same T3
-    /// tokens, the flow's and HiFT's host sums ordered differently in the two hosts).
+    /// the same text with the same draws (`S3GenWorkerCase.assertSpeech`): the audio within 2e-5
+    /// of its peak (measured: 5.6e-6; the same T3 tokens, the flow's and HiFT's host sums
+    /// ordered differently in the two hosts).
     func testChatterboxTurboSpeakerThroughTheWorkerGivesPythonsSpeech() async throws {
         let s = try await Self.shared()
         let speaker = try Self.speaker(s, runner: s.worker)
         XCTAssertEqual(speaker.model, "chatterbox_turbo")
-        XCTAssertGreaterThan(s.kase.chunks.count, 1, "the case should span more than one chunk")
-        let split = try speaker.chunks(s.kase.text)
-        XCTAssertEqual(split.map(\.text), s.kase.chunks.map(\.text), "punc_norm and the split")
-        XCTAssertEqual(split.map(\.ids), s.kase.chunks.map(\.ids), "the tokenizer")
         var options = speaker.makeOptions()
         options.draws = try RecordedChunkDraws(s.dir, count: s.kase.chunks.count)
         let chunks = try await SpeakerParity.collect(try speaker.speak(s.kase.text, voice: nil, options: options))
-        XCTAssertEqual(chunks.map(\.text), s.kase.chunks.map(\.text))
-        XCTAssertEqual(chunks.map(\.piece), Array(s.kase.chunks.indices))
-        XCTAssertTrue(chunks.allSatisfy { $0.pieceCount == s.kase.chunks.count && $0.sampleRate == 24_000 })
-        XCTAssertEqual(chunks.map(\.samples.count), s.kase.chunks.map(\.samples), "each chunk's samples")
-        let python = try RawF32.read(s.dir.appendingPathComponent("audio.f32"))
-        let swift = chunks.flatMap(\.samples)
-        XCTAssertEqual(swift.count, s.kase.samples)
-        XCTAssertGreaterThan(python.map { abs($0) }.max() ?? 0, 1e-3, "the Python audio is silent: nothing to compare")
-        let error = SpeakerParity.relativeError(swift, python)
-        print("chatterbox turbo speaker e2e: \(chunks.count) chunks, \(swift.count) samples, max|Δ|/max|ref| \(error)")
-        XCTAssertLessThanOrEqual(error, 2e-5, "max|Δ|/max|ref| over every sample")
+        try s.assertSpeech(split: try speaker.chunks(s.kase.text), chunks, bound: 2e-5, "chatterbox turbo speaker")
     }
 
     func testSwiftT3ThroughTheWorkerGivesPythonsTokensAndTheSilenceTail() async throws {
         let s = try await Self.shared()
-        let host = try ChatterboxTurboPipeline(runner: s.worker, bundle: s.bundle)
+        let host = try ChatterboxTurboPipeline(runner: s.worker, files: s.files)
         let draws = try RecordedChunkDraws(s.dir, count: s.kase.chunks.count)
         for (i, chunk) in s.kase.chunks.enumerated() {
             let rows = draws.chunks[i].rows
@@ -153,10 +81,74 @@ final class ChatterboxTurboWorkerTests: XCTestCase {
         let speaker = try Self.speaker(s, runner: counter)
         XCTAssertFalse(s.kase.bad.isEmpty)
         for bad in s.kase.bad {
+            let error = try XCTUnwrap(bad.error, "Python refuses \(PythonRepr.string(bad.text))")
             XCTAssertThrowsError(try speaker.speak(bad.text)) { e in
-                XCTAssertEqual("\(e)", bad.error, PythonRepr.string(bad.text))
+                XCTAssertEqual("\(e)", error, PythonRepr.string(bad.text))
             }
         }
         XCTAssertEqual(counter.calls, 0, "no graph ran")
+    }
+
+    /// `bench` through `BenchDriver` on the class's worker (one cold pass), its result.json.
+    func runBench(_ s: Shared, _ bench: String, _ vars: [String: String]) async throws -> [String: Any] {
+        let out = s.dir.appendingPathComponent("bench-\(bench)")
+        try? FileManager.default.removeItem(at: out)
+        let env = try BenchEnvironment(vars.merging([
+            "VP_BENCH": bench, "VP_BUNDLE": s.kase.bundle, "VP_RUNNER": "worker", "VP_PASSES": "0", "VP_OUT": out.path,
+        ]) { $1 })
+        try await BenchDriver.run(env, runner: s.worker)
+        return try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("result.json"))) as! [String: Any]
+    }
+
+    /// `chatterbox_turbo.t3` on the first chunk's ids draws what Turbo's T3 draws over the same
+    /// worker from `VP_SEED`'s splitmix uniforms (6563 a draw: Chatterbox's 8194 would be
+    /// refused), timing one prefill and the decode calls; `chatterbox_turbo.estimator` runs the
+    /// publisher's mean-flow loop: 2 `flow_estimator` calls, each on one row (no CFG pair).
+    func testTurboT3AndEstimatorBenchesRunTurbosLoops() async throws {
+        let s = try await Self.shared()
+        let ids = s.kase.chunks[0].ids.map(String.init).joined(separator: ",")
+        let t3 = try await runBench(s, "chatterbox_turbo.t3", ["VP_TOKENS": ids, "VP_SEED": "5", "VP_MAX_TOKENS": "12"])
+        XCTAssertEqual(t3["model"] as? String, "chatterbox_turbo")
+        var options = ChatterboxTurboOptions()
+        options.maxNewTokens = 12
+        let host = try ChatterboxTurboPipeline(runner: s.worker, files: s.files)
+        let direct = try await host.t3(textIDs: s.kase.chunks[0].ids, voice: s.files.defaultVoice!, options: options,
+                                       uniforms: SplitMixDraws(seed: 5, vocab: ChatterboxTurboT3Tables.vocab).uniforms(chunk: 0))
+        XCTAssertEqual(t3["tokens"] as? Double, Double(direct.tokens.count), "the bench's T3 is the host's, on VP_SEED's draws")
+        XCTAssertEqual(t3["stopped"] as? Double, direct.stopped ? 1 : 0)
+        let t3Medians = try XCTUnwrap(t3["warm_median_ms"] as? [String: Double])
+        XCTAssertEqual(Set(t3Medians.keys.map { $0.hasPrefix("t3.prefill_P") ? "t3.prefill" : $0 }), ["t3.prefill", "t3.decode"])
+        XCTAssertGreaterThan(t3["ms_per_token"] as? Double ?? 0, 0)
+
+        let est = try await runBench(s, "chatterbox_turbo.estimator", ["VP_TOKENS": ids, "VP_SEED": "5", "VP_MAX_TOKENS": "12"])
+        XCTAssertEqual(est["steps"] as? Double, 2, "the publisher's mean-flow: 2 steps")
+        XCTAssertEqual(est["calls_per_pass"] as? Int, 2, "one flow_estimator call per step, nothing else timed")
+        XCTAssertEqual(est["batch"] as? Double, 1, "mean-flow runs the cond row alone")
+        let estMedians = try XCTUnwrap(est["warm_median_ms"] as? [String: Double])
+        XCTAssertEqual(estMedians.keys.map { $0.hasPrefix("flow_estimator.estimate_F") }, [true])
+        XCTAssertGreaterThan(est["estimator_ms_per_step"] as? Double ?? 0, 0)
+    }
+
+    /// `chatterbox_turbo.speak` with `VP_TEXT` speaks through ChatterboxTurboSpeaker's stream:
+    /// the case's two chunks, and as many samples as the Speaker gives over the same worker with
+    /// `VP_SEED`'s draws; `chatterbox_turbo.vocoder` writes HiFT's audio for the first chunk.
+    func testTurboSpeakAndVocoderBenchesMakeTheSpeakersAudio() async throws {
+        let s = try await Self.shared()
+        let spoken = try await runBench(s, "chatterbox_turbo.speak", ["VP_TEXT": s.kase.text, "VP_SEED": "2", "VP_MAX_TOKENS": "4"])
+        XCTAssertEqual(spoken["chunks"] as? Double, Double(s.kase.chunks.count))
+        let speaker = try Self.speaker(s, runner: s.worker)
+        var options = speaker.makeOptions()
+        options.generation.maxNewTokens = 4
+        options.draws = SplitMixDraws(seed: 2, vocab: ChatterboxTurboT3Tables.vocab)
+        let chunks = try await SpeakerParity.collect(try speaker.speak(s.kase.text, voice: nil, options: options))
+        let samples = chunks.reduce(0) { $0 + $1.samples.count }
+        XCTAssertGreaterThan(samples, 0)
+        XCTAssertEqual(spoken["audio_seconds"] as? Double ?? 0, Double(samples) / 24_000, accuracy: 0.001)
+        XCTAssertLessThan(try XCTUnwrap(spoken["first_audio_ms"] as? Double), try XCTUnwrap(spoken["utterance_ms"] as? Double))
+        let ids = s.kase.chunks[0].ids.map(String.init).joined(separator: ",")
+        let vocoded = try await runBench(s, "chatterbox_turbo.vocoder", ["VP_TOKENS": ids, "VP_SEED": "2", "VP_MAX_TOKENS": "4"])
+        XCTAssertGreaterThan(vocoded["frames"] as? Double ?? 0, 0)
+        let wav = s.dir.appendingPathComponent("bench-chatterbox_turbo.vocoder/audio.wav")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: wav.path), "the vocoder's audio")
     }
 }

@@ -23,124 +23,34 @@ import VoxportText
 final class ChatterboxWorkerTests: XCTestCase {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chatterbox_case.py")
 
-    struct Case: Decodable {
-        struct Chunk: Decodable {
-            let text: String
-            let ids: [Int32]
-            let tokens: [Int]
-            let stopped: Bool
-            let speech_tokens: [Int]
-            let samples: Int
-        }
-        /// What the pipeline's front end says to a bad text: its error, or its chunks.
-        struct Bad: Decodable {
-            struct Piece: Decodable {
-                let text: String
-                let ids: [Int32]
-            }
-            let text: String
-            let error: String?
-            let chunks: [Piece]?
-        }
-        let bundle: String
-        let text: String
-        let seed: Int
-        let chunks: [Chunk]
-        let samples: Int
-        let bad: [Bad]
-    }
+    typealias Shared = S3GenWorkerCase<ChatterboxBundleFiles>
 
-    struct Shared {
-        let dir: URL
-        let kase: Case
-        let bundle: ModelBundle
-        let files: ChatterboxBundleFiles
-        let worker: WorkerRunner
-    }
-
-    nonisolated(unsafe) static var made: Result<Shared, Error>?
+    static let made = MadeOnce<Shared>()
     /// Python's answers (and the host files), kept for the whole process where the worker goes
     /// with the class: CoreAIRunnerParityTests holds its own Speaker run against them and the
     /// worker's run (`workerRun`) after this class is done.
-    nonisolated(unsafe) static var python: (dir: URL, kase: Case, bundle: ModelBundle, files: ChatterboxBundleFiles)?
+    nonisolated(unsafe) static var python: (dir: URL, kase: S3GenCase, bundle: ModelBundle, files: ChatterboxBundleFiles)?
 
-    static func pythonCase() async throws -> (dir: URL, kase: Case, bundle: ModelBundle, files: ChatterboxBundleFiles) {
+    static func pythonCase() async throws -> (dir: URL, kase: S3GenCase, bundle: ModelBundle, files: ChatterboxBundleFiles) {
         if let python { return python }
         let s = try await shared()
         return (s.dir, s.kase, s.bundle, s.files)
     }
 
     /// Python's answers and the class's worker, made once: the Python case runs while the worker
-    /// loads (the export, when the bundle is missing, comes first).
+    /// loads.
     static func shared() async throws -> Shared {
-        if let made { return try made.get() }
-        let result: Result<Shared, Error>
-        do {
-            result = .success(try await start())
-        } catch {
-            result = .failure(error)
+        try await made.get {
+            let s = try await Shared.start(script: script, scratch: "chatterbox-e2e") { try ChatterboxBundleFiles.load($0) }
+            python = (s.dir, s.kase, s.bundle, s.files)
+            return s
         }
-        made = result
-        return try result.get()
     }
-
-    static func start() async throws -> Shared {
-        let t0 = DispatchTime.now().uptimeNanoseconds
-        let dir = try TestScratch.folder("chatterbox-e2e")
-        let child = try PythonChild.start(script, ["make", dir.path], log: dir.appendingPathComponent("python.log"))
-        func failure(_ what: String) -> VoxportError { child.failure(what) }
-        // The first stdout line: the bundle, current (exported first when it was not).
-        guard let line = child.firstLine(), let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first
-        else {
-            child.process.waitUntilExit()
-            throw failure("failed before naming its bundle")
-        }
-        let tBundle = seconds(since: t0)
-        // The Python side has just checked the bundle is current, and the worker verifies it as
-        // it loads; the host tables load here while the worker loads its graphs.
-        let bundle: ModelBundle
-        let worker: WorkerRunner
-        let loadedFiles: Result<ChatterboxBundleFiles, Error>
-        do {
-            let opened = try ModelBundle.open(URL(fileURLWithPath: String(first)), verify: false)
-            bundle = opened
-            // A child task reads the tables while this one awaits the worker (leaving the scope
-            // early, on a failed start, awaits the child task first).
-            async let tables = Result { try ChatterboxBundleFiles.load(opened) }
-            let w: Result<WorkerRunner, Error>
-            do {
-                w = .success(try await WorkerRunner(bundle: opened.url))
-            } catch {
-                w = .failure(error)
-            }
-            loadedFiles = await tables
-            worker = try w.get()
-        } catch {
-            child.process.waitUntilExit()
-            throw error
-        }
-        let tWorker = seconds(since: t0)
-        _ = child.readToEnd()
-        child.process.waitUntilExit()
-        let status = child.process.terminationStatus
-        guard status == 0, let files = try? loadedFiles.get() else {
-            await worker.close()
-            if status == 0 { _ = try loadedFiles.get() }
-            throw failure("failed (exit \(status))")
-        }
-        let kase = try JSONDecoder().decode(Case.self, from: Data(contentsOf: dir.appendingPathComponent("case.json")))
-        print(String(format: "chatterbox e2e: bundle current after %.1f s, worker and host tables ready after %.1f s, Python case done after %.1f s",
-                     tBundle, tWorker, seconds(since: t0)))
-        python = (dir, kase, bundle, files)
-        return Shared(dir: dir, kase: kase, bundle: bundle, files: files, worker: worker)
-    }
-
-    static func seconds(since t: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9 }
 
     override class func tearDown() {
         // A class tearDown cannot await `close()`: dropping the last reference ends the worker
         // (its WorkerProcess's deinit closes the child and waits for it to exit).
-        made = nil
+        made.reset()
         super.tearDown()
     }
 
@@ -183,28 +93,13 @@ final class ChatterboxWorkerTests: XCTestCase {
     }
 
     /// Text -> ChatterboxSpeaker -> audio through the worker, against Python's `speak` of the
-    /// same text with the same draws: the chunks' text (after punc_norm) and ids, the stream,
-    /// each chunk's length, and the audio within 3e-5 of its peak (measured: 2.1e-5; the same
-    /// T3 tokens, the flow's and HiFT's host float sums ordered differently in the two hosts).
+    /// same text with the same draws (`S3GenWorkerCase.assertSpeech`): the audio within 3e-5 of
+    /// its peak (measured: 2.1e-5; the same T3 tokens, the flow's and HiFT's host float sums
+    /// ordered differently in the two hosts).
     func testChatterboxSpeakerThroughTheWorkerGivesPythonsSpeech() async throws {
         let s = try await Self.shared()
         let speaker = try Self.speaker(s, runner: s.worker)
-        XCTAssertGreaterThan(s.kase.chunks.count, 1, "the case should span more than one chunk")
-        let split = try speaker.chunks(s.kase.text)
-        XCTAssertEqual(split.map(\.text), s.kase.chunks.map(\.text), "punc_norm and the split")
-        XCTAssertEqual(split.map(\.ids), s.kase.chunks.map(\.ids), "the tokenizer")
-        let chunks = try await Self.workerSpeech().chunks
-        XCTAssertEqual(chunks.map(\.text), s.kase.chunks.map(\.text))
-        XCTAssertEqual(chunks.map(\.piece), Array(s.kase.chunks.indices))
-        XCTAssertTrue(chunks.allSatisfy { $0.pieceCount == s.kase.chunks.count && $0.sampleRate == 24_000 })
-        XCTAssertEqual(chunks.map(\.samples.count), s.kase.chunks.map(\.samples), "each chunk's samples")
-        let python = try RawF32.read(s.dir.appendingPathComponent("audio.f32"))
-        let swift = chunks.flatMap(\.samples)
-        XCTAssertEqual(swift.count, s.kase.samples)
-        XCTAssertGreaterThan(python.map { abs($0) }.max() ?? 0, 1e-3, "the Python audio is silent: nothing to compare")
-        let error = SpeakerParity.relativeError(swift, python)
-        print("chatterbox speaker e2e: \(chunks.count) chunks, \(swift.count) samples, max|Δ|/max|ref| \(error)")
-        XCTAssertLessThanOrEqual(error, 3e-5, "max|Δ|/max|ref| over every sample")
+        try s.assertSpeech(split: try speaker.chunks(s.kase.text), try await Self.workerSpeech().chunks, bound: 3e-5, "chatterbox speaker")
     }
 
     /// Empty text, only spaces, characters the tokenizer does not know, a word longer than the

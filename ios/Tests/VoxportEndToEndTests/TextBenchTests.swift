@@ -4,7 +4,7 @@ import VoxportTestSupport
 import VoxportBench
 import VoxportCore
 
-/// `chatterbox.text` and `audio8.text` (the front ends alone, no graph, no runner) write
+/// `chatterbox.text`, `chatterbox_turbo.text` and `audio8.text` (the front ends alone, no graph, no runner) write
 /// `text.json` equal to what `voxport tokenize MODEL TEXT --weights random --config reduced`
 /// prints for the bundle's snapshot (`text_bench_case.py`), on a short text, a non-ASCII one and
 /// a long one each front end splits into several chunks; and bad text input is refused.
@@ -46,6 +46,10 @@ final class TextBenchTests: XCTestCase {
         try await assertTextBench("chatterbox.text", model: "chatterbox")
     }
 
+    func testChatterboxTurboTextBenchWritesWhatTokenizePrints() async throws {
+        try await assertTextBench("chatterbox_turbo.text", model: "chatterbox_turbo")
+    }
+
     func testAudio8TextBenchWritesWhatTokenizePrints() async throws {
         try await assertTextBench("audio8.text", model: "audio8_tts")
     }
@@ -56,6 +60,7 @@ final class TextBenchTests: XCTestCase {
         let kase = try TextBenchCase.shared()
         // (a speak bench verifies every hash of its bundle: seconds for Chatterbox in a debug build)
         for (bench, model) in [("chatterbox.speak", "chatterbox"), ("chatterbox.text", "chatterbox"),
+                               ("chatterbox_turbo.speak", "chatterbox_turbo"), ("chatterbox_turbo.text", "chatterbox_turbo"),
                                ("audio8.speak", "audio8_tts"), ("audio8.text", "audio8_tts")] {
             let bundle = try ModelBundle.open(URL(fileURLWithPath: kase.bundles[model]!), verify: false)
             let runner = NoGraphRunner(manifest: bundle.manifest)
@@ -99,7 +104,7 @@ final class TextBenchTests: XCTestCase {
                 return "\(error)"
             }
         }
-        for bench in ["chatterbox.speak", "audio8.speak", "audio8.frame"] {
+        for bench in ["chatterbox.speak", "chatterbox_turbo.speak", "audio8.speak", "audio8.frame"] {
             let both = error(["VP_BENCH": bench, "VP_BUNDLE": "/b", "VP_TEXT": "Hi.", "VP_TOKENS": "1,2"])
             XCTAssertTrue(both.hasPrefix("VP_TEXT and VP_TOKENS are both set: give one"), both)
             XCTAssertFalse(both.contains("\n"), both)

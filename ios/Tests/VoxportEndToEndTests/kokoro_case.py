@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
+from case_stdout import protocol_stdout
 
 from conversion.core.threads import pin_torch_threads
 from conversion.kokoro import host, source
@@ -152,15 +152,6 @@ def wer(wav: Path) -> None:
         json.dumps({"transcript": transcript, "wer": asr.word_error_rate(SENTENCE, transcript)}),
         file=OUT,
     )
-
-
-def protocol_stdout():
-    """A file on the real stdout for this script's own lines; fd 1 itself then goes to stderr,
-    so what the converter and the runtime print (Python or C) never mixes into them."""
-    real = os.fdopen(os.dup(1), "w", buffering=1)
-    sys.stdout.flush()
-    os.dup2(2, 1)
-    return real
 
 
 if __name__ == "__main__":

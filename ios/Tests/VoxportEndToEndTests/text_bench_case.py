@@ -3,14 +3,14 @@
     .venv/bin/python ios/Tests/VoxportEndToEndTests/text_bench_case.py make OUT
 
 `make` reuses the reduced random-weight bundles the end-to-end cases use (their `bundle_path`,
-chatterbox_case.py's and audio8_case.py's: exported there first when missing or stale), runs
-`voxport tokenize chatterbox|audio8_tts TEXT --weights random --config reduced` (the CLI's own
-entry, in this process) on each of TEXTS, asks each Python front end for its error on blank
-text, and writes OUT/case.json:
+chatterbox_case.py's, chatterbox_turbo_case.py's and audio8_case.py's: exported there first when
+missing or stale), runs `voxport tokenize chatterbox|chatterbox_turbo|audio8_tts TEXT --weights
+random --config reduced` (the CLI's own entry, in this process) on each of TEXTS, asks each
+Python front end for its error on blank text, and writes OUT/case.json:
 
-    bundles     {"chatterbox": path, "audio8_tts": path}
-    cases       [{"text": TEXT, "chatterbox": tokenize's JSON, "audio8_tts": tokenize's JSON}]
-    blank       {"text": BLANK, "chatterbox": message, "audio8_tts": message}
+    bundles     {MODEL: path} for each of MODELS
+    cases       [{"text": TEXT, MODEL: tokenize's JSON, ...}]
+    blank       {"text": BLANK, MODEL: message, ...}
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from pathlib import Path
 
 import audio8_case
 import chatterbox_case
+import chatterbox_turbo_case
 
 from conversion.cli.main import main
 from conversion.core.errors import UserError
 
-MODELS = ("chatterbox", "audio8_tts")
+MODELS = ("chatterbox", "chatterbox_turbo", "audio8_tts")
 TEXTS = (
     "Hello there.",
     # non-ASCII: Latin accents, typographic punctuation (punc_norm rewrites some), CJK, emoji
@@ -58,6 +59,8 @@ def blank_errors() -> dict[str, str]:
     from conversion.chatterbox.export import TOKENIZER
     from conversion.chatterbox.port import PORT as CHATTERBOX
     from conversion.chatterbox.text import TextTokenizer
+    from conversion.chatterbox_turbo.port import PORT as TURBO
+    from conversion.chatterbox_turbo.text import TurboTextTokenizer
 
     messages = {}
     folder, config = CHATTERBOX.resolve("random", "reduced", 0)
@@ -65,6 +68,11 @@ def blank_errors() -> dict[str, str]:
         TextTokenizer(Path(folder) / TOKENIZER).chunks(BLANK, config.text_budget)
     except UserError as e:
         messages["chatterbox"] = str(e)
+    folder, config = TURBO.resolve("random", "reduced", 0)
+    try:
+        TurboTextTokenizer(Path(folder) / TOKENIZER).chunks(BLANK, config.text_budget)
+    except UserError as e:
+        messages["chatterbox_turbo"] = str(e)
     folder, config = AUDIO8.resolve("random", "reduced", 0)
     try:
         split_text(load_tokenizer(folder), config, BLANK, 8)
@@ -77,6 +85,7 @@ def make(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     bundles = {
         "chatterbox": str(chatterbox_case.bundle_path()),
+        "chatterbox_turbo": str(chatterbox_turbo_case.bundle_path()),
         "audio8_tts": str(audio8_case.bundle_path()[0]),
     }
     cases = [{"text": text, **{m: tokenize(m, text) for m in MODELS}} for text in TEXTS]

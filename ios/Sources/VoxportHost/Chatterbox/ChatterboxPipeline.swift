@@ -141,18 +141,4 @@ public final class ChatterboxPipeline {
         return ChatterboxChunkResult(t3: t3, speechTokens: speech, flow: flowResult, hift: hiftResult, wav: wav,
                                      hostMilliseconds: host, graphMilliseconds: graph)
     }
-
-    /// Chunks of text ids to one 24 kHz waveform (chunks joined as the Python pipeline does).
-    public func speak(chunks: [[Int32]], voice: ChatterboxVoice? = nil, options: ChatterboxOptions = .init(),
-                      draws: ChatterboxDraws = SplitMixDraws()) async throws -> (audio: [Float], results: [ChatterboxChunkResult]) {
-        guard let voice = voice ?? files.defaultVoice else {
-            throw VoxportError(.user, "the bundle has no default voice (voice_default.npz): pass a voice from `voxport voice chatterbox`")
-        }
-        guard !chunks.isEmpty else { throw VoxportError(.user, "nothing to say: no token chunks given") }
-        var results: [ChatterboxChunkResult] = []
-        for (i, ids) in chunks.enumerated() {
-            results.append(try await synthesize(textIDs: ids, voice: voice, options: options, draws: draws, chunk: i))
-        }
-        return (results.flatMap(\.wav), results)
-    }
 }

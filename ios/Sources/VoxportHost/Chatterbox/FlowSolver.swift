@@ -60,17 +60,6 @@ public struct FlowSolver {
         return try TensorSlices.resize(mu, axis: 2, to: total).float32()
     }
 
-    /// The estimator's per-step constants for the CFG batch at `frames` (cond row; uncond row
-    /// with mu, spks and cond zeroed): mask, mu, spks, cond.
-    public func cfgInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int) -> [String: Tensor] {
-        estimatorInputs(mu: mu, total: total, voice: voice, frames: frames, rows: 2)
-    }
-
-    /// The cond row alone (`solve_cfm`'s `v[:1]` of each CFG constant), for the mean-flow loop.
-    public func meanFlowInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int) -> [String: Tensor] {
-        estimatorInputs(mu: mu, total: total, voice: voice, frames: frames, rows: 1)
-    }
-
     /// The cond row, then (rows 2) the uncond row of zeros; the mask 1 on the real frames of each.
     func estimatorInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int, rows: Int) -> [String: Tensor] {
         let c = FlowTables.melChannels
@@ -105,20 +94,11 @@ public struct FlowSolver {
     public func solve(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int,
                       schedule: [Float]) async throws -> [[Float]] {
         let c = FlowTables.melChannels
-        let function = "estimate_F\(frames)"
-        var x = try TensorSlices.resize(TensorSlices.floats(noise, [1, c, total]), axis: 2, to: frames).float32()
-        var states = [noise]
-        for k in 0..<(schedule.count - 1) {
-            let (t, r) = (schedule[k], schedule[k + 1])
-            var inputs = constants
-            inputs["x"] = TensorSlices.floats(x + x, [2, c, frames])
-            inputs["t"] = TensorSlices.floats([t, t], [2])
-            let out = try await runner.run(graph: Self.estimatorGraph, function: function, inputs: inputs)
-            guard let v = out["velocity"] else { throw VoxportError(.bundleIntegrity, "flow_estimator returned no 'velocity'") }
-            x = Self.eulerStep(x, velocity: try v.float32(), dt: r - t, rate: tables.cfgRate)
-            states.append(try TensorSlices.resize(TensorSlices.floats(x, [1, c, frames]), axis: 2, to: total).float32())
+        return try await loop(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule) { x, t, _ in
+            ["x": TensorSlices.floats(x + x, [2, c, frames]), "t": TensorSlices.floats([t, t], [2])]
+        } step: { x, v, t, r in
+            Self.eulerStep(x, velocity: v, dt: r - t, rate: tables.cfgRate)
         }
-        return states
     }
 
     /// One mean-flow step on the padded state x [80, frames] from the estimator's velocity
@@ -134,21 +114,46 @@ public struct FlowSolver {
     public func solveMeanFlow(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int,
                               schedule: [Float]) async throws -> [[Float]] {
         let c = FlowTables.melChannels
+        return try await loop(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule) { x, t, r in
+            ["x": TensorSlices.floats(x, [1, c, frames]), "t": TensorSlices.floats([t], [1]), "r": TensorSlices.floats([r], [1])]
+        } step: { x, v, t, r in
+            Self.meanFlowStep(x, velocity: v, dt: r - t)
+        }
+    }
+
+    /// What both loops share: x padded to the bucket, one `flow_estimator` call per interval of
+    /// `schedule` with the constants and the step's own inputs (x, t[, r]), then the step's
+    /// update; each state trimmed to `total` frames.
+    func loop(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int, schedule: [Float],
+              inputs stepInputs: ([Float], Float, Float) -> [String: Tensor],
+              step: ([Float], [Float], Float, Float) -> [Float]) async throws -> [[Float]] {
+        let c = FlowTables.melChannels
         let function = "estimate_F\(frames)"
         var x = try TensorSlices.resize(TensorSlices.floats(noise, [1, c, total]), axis: 2, to: frames).float32()
         var states = [noise]
         for k in 0..<(schedule.count - 1) {
             let (t, r) = (schedule[k], schedule[k + 1])
-            var inputs = constants
-            inputs["x"] = TensorSlices.floats(x, [1, c, frames])
-            inputs["t"] = TensorSlices.floats([t], [1])
-            inputs["r"] = TensorSlices.floats([r], [1])
+            let inputs = constants.merging(stepInputs(x, t, r)) { $1 }
             let out = try await runner.run(graph: Self.estimatorGraph, function: function, inputs: inputs)
             guard let v = out["velocity"] else { throw VoxportError(.bundleIntegrity, "flow_estimator returned no 'velocity'") }
-            x = Self.meanFlowStep(x, velocity: try v.float32(), dt: r - t)
+            x = step(x, try v.float32(), t, r)
             states.append(try TensorSlices.resize(TensorSlices.floats(x, [1, c, frames]), axis: 2, to: total).float32())
         }
         return states
+    }
+
+    /// The estimator's per-step constants for the loop `tables` names: the CFG pair, or the cond
+    /// row alone for mean-flow.
+    public func loopInputs(mu: [Float], total: Int, voice: some S3GenPrompt, frames: Int) -> [String: Tensor] {
+        estimatorInputs(mu: mu, total: total, voice: voice, frames: frames, rows: tables.meanFlow ? 1 : 2)
+    }
+
+    /// The loop `tables` names (`solveMeanFlow` or `solve`) from `loopInputs`' constants.
+    public func solveLoop(runner: GraphRunner, constants: [String: Tensor], noise: [Float], total: Int, frames: Int,
+                          schedule: [Float]) async throws -> [[Float]] {
+        tables.meanFlow
+            ? try await solveMeanFlow(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
+            : try await solve(runner: runner, constants: constants, noise: noise, total: total, frames: frames, schedule: schedule)
     }
 
     /// The n + 1 times of the loop `tables` names: mean-flow's are linear whatever
@@ -174,14 +179,9 @@ public struct FlowSolver {
             throw VoxportError(.user, "noise: \(noise.count / FlowTables.melChannels) frames, want \(total) ([1, 80, \(total)])")
         }
         let mu = try await encode(runner: runner, tokens: tokens, total: total)
-        let times = try schedule(steps: steps)
-        let states = tables.meanFlow
-            ? try await solveMeanFlow(
-                runner: runner, constants: meanFlowInputs(mu: mu, total: total, voice: voice, frames: frames), noise: noise,
-                total: total, frames: frames, schedule: times)
-            : try await solve(
-                runner: runner, constants: cfgInputs(mu: mu, total: total, voice: voice, frames: frames), noise: noise,
-                total: total, frames: frames, schedule: times)
+        let states = try await solveLoop(
+            runner: runner, constants: loopInputs(mu: mu, total: total, voice: voice, frames: frames), noise: noise,
+            total: total, frames: frames, schedule: try schedule(steps: steps))
         let last = states.last!, p = voice.promptFrames, gen = total - p
         var mel = [Float](repeating: 0, count: FlowTables.melChannels * gen)
         for ch in 0..<FlowTables.melChannels {

@@ -133,19 +133,4 @@ public final class ChatterboxTurboPipeline {
         return ChatterboxTurboChunkResult(t3: t3, speechTokens: speech, flow: s.flow, hift: s.hift, wav: s.wav,
                                           hostMilliseconds: total - graph, graphMilliseconds: graph)
     }
-
-    /// Chunks of text ids to one 24 kHz waveform (chunks joined as the Python pipeline does).
-    public func speak(chunks: [[Int32]], voice: ChatterboxTurboVoice? = nil, options: ChatterboxTurboOptions = .init(),
-                      draws: any ChatterboxDraws = SplitMixDraws(vocab: ChatterboxTurboT3Tables.vocab)) async throws -> (audio: [Float], results: [ChatterboxTurboChunkResult]) {
-        guard let voice = voice ?? files.defaultVoice else {
-            throw VoxportError(.user, "the bundle has no default voice (voice_default.npz): pass a voice from `voxport voice chatterbox_turbo`")
-        }
-        guard !chunks.isEmpty else { throw VoxportError(.user, "nothing to say: no token chunks given") }
-        try checkVoice(voice)
-        var results: [ChatterboxTurboChunkResult] = []
-        for (i, ids) in chunks.enumerated() {
-            results.append(try await synthesize(textIDs: ids, voice: voice, options: options, draws: draws, chunk: i))
-        }
-        return (results.flatMap(\.wav), results)
-    }
 }
