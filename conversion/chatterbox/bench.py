@@ -14,21 +14,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
-
 from conversion.core.bundle_source import BundleSource
 from conversion.core.progress import progress_steps
-from conversion.s3gen.bench import (
-    bundle_figures,
-    eager_figures,
-    eager_stages,
-    int8_decode_ms,
-    report,
-    t3_forward_ms,
-    time_utterance,
-)
+from conversion.s3gen import bench as s3gen_bench
 
-from .config import SAMPLE_RATE, ChatterboxConfig
+from .config import ChatterboxConfig
 from .gate.ladder import GATE_TEXT, GATE_TOKENS, gate_bundles
 from .oracle.utterance import record
 from .pipeline import ChatterboxPipeline, SpeakOptions
@@ -51,36 +41,37 @@ def run_bench(
     fp32, int8 = gate_bundles(bundles, config)  # the gate's, reused
     options = SpeakOptions(max_new_tokens=steps)
     with progress_steps(4, "bench chatterbox") as bar:
-        with t3_forward_ms(model.t3) as step_ms:
+        with s3gen_bench.t3_forward_ms(model.t3) as step_ms:
             t = time.perf_counter()
             fx = record(model, GATE_TEXT, seed=seed, max_new_tokens=steps)
             eager_total = time.perf_counter() - t
         bar.step("eager oracle")
         # the oracle's own decode step: its median over the utterance, the prefill left out
         decode_step_ms = fx.meta["t3_decode_step_ms"]
-        eager = eager_stages(model, fx, CFG_STEP_INPUTS, repeats or EAGER_REPEATS, decode_step_ms)
+        eager = s3gen_bench.eager_stages(
+            model, fx, CFG_STEP_INPUTS, repeats or EAGER_REPEATS, decode_step_ms
+        )
         bar.step("eager stages")
         with ChatterboxPipeline(fp32) as pipeline:
-            run = time_utterance(pipeline, GATE_TEXT, options, seed, profile)
+            run = s3gen_bench.time_utterance(pipeline, GATE_TEXT, options, seed, profile)
         bar.step("bundle fp32")
         uniforms = fx.draws["t3_uniforms/0"]
-        decode_int8 = int8_decode_ms(ChatterboxPipeline, int8, run.chunk.ids, options, uniforms)
+        decode_int8 = s3gen_bench.int8_decode_ms(
+            ChatterboxPipeline, int8, run.chunk.ids, options, uniforms
+        )
         bar.step("bundle int8 T3")
-    r = run.result
-    audio_s = r.wav.size / SAMPLE_RATE
-    eager_audio_s = np.asarray(fx.outputs["wav_unwatermarked"]).size / SAMPLE_RATE
-    eager_est_calls = len(fx.intermediates["cfm_t"])
+    r, audio_s, eager_audio_s = run.result, run.audio_s, s3gen_bench.eager_audio_s(fx)
     figures: dict[str, float | int | str | None] = {
         "config": config.name,
         "text": GATE_TEXT,
         "t3_tokens": int(r.t3.steps),
         "audio_s": round(audio_s, 3),
-        **bundle_figures(run, decode_int8, audio_s),
+        **s3gen_bench.bundle_figures(run, decode_int8),
         "eager_audio_s": round(eager_audio_s, 3),
         "eager_oracle_rtf": round(eager_total / max(audio_s, 1e-9), 3),
-        **eager_figures(eager, eager_est_calls, run, audio_s, sum(step_ms), eager_audio_s),
+        **s3gen_bench.eager_figures(eager, fx, run, sum(step_ms)),
     }
-    return report(figures, run, eager, json_path)
+    return s3gen_bench.report(figures, run, eager, json_path)
 
 
 __all__ = ["run_bench"]

@@ -12,21 +12,14 @@ than fp32: `docs/tools/op_table.py --only linear_fp32 linear_fp16`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conversion.core.export.program import AssetInfo
-from conversion.s3gen.export import (
-    DEFAULT_VOICE,
-    GRAPHS,
-    HOST_ARRAYS,
-    MIXES,
-    TOKENIZER,
-    graph_precisions,
-    s3gen_graph_spec,
-    write_s3gen_bundle,
-)
+from conversion.s3gen.export import DEFAULT_VOICE as DEFAULT_VOICE  # the layout, re-exported
+from conversion.s3gen.export import HOST_ARRAYS as HOST_ARRAYS
+from conversion.s3gen.export import TOKENIZER as TOKENIZER
+from conversion.s3gen.export import s3gen_graph_spec, write_s3gen_bundle
 
 from .config import ChatterboxConfig
 from .host_files import README
@@ -36,17 +29,6 @@ from .voice import Voice
 
 if TYPE_CHECKING:
     from chatterbox.tts import ChatterboxTTS
-
-__all__ = [
-    "ASSET_INFO",
-    "DEFAULT_VOICE",
-    "GRAPHS",
-    "HOST_ARRAYS",
-    "MIXES",
-    "TOKENIZER",
-    "export_bundle",
-    "graph_precisions",
-]
 
 # What each exported asset's metadata says (the port's `asset_info`; a mutant's bundle too).
 ASSET_INFO = AssetInfo(
@@ -63,24 +45,11 @@ def _spec(model: ChatterboxTTS, config: ChatterboxConfig, graph: str) -> Any:
 
 
 def export_bundle(
-    model: ChatterboxTTS,
-    config: ChatterboxConfig,
-    dest: Path,
-    dtype: str = "fp32",
-    overwrite: bool = False,
-    weights_sha256: str | None = None,
-    snapshot: Path | None = None,
-    graphs: Sequence[str] = GRAPHS,
-    precisions: dict[str, str] | None = None,
-    progress: bool = True,
-    key: dict | None = None,
-    info: AssetInfo | None = None,
+    model: ChatterboxTTS, config: ChatterboxConfig, dest: Path, dtype: str = "fp32", **options: Any
 ) -> Path:
-    """Export `graphs` of `model` into a bundle at `dest` (atomically).
-
-    `precisions` overrides the per-graph precision of `dtype` (the gate uses it for its
-    int8-T3 and fp16-estimator side bundles).
-    """
+    """Export `model` into a bundle at `dest` (atomically): the S3Gen bundle with Chatterbox's T3;
+    `options` are `write_s3gen_bundle`'s (`graphs`, `precisions`: the gate's int8-T3 and
+    fp16-estimator side bundles override the per-graph precision of `dtype`)."""
     return write_s3gen_bundle(
         "chatterbox",
         model,
@@ -91,12 +60,5 @@ def export_bundle(
         default_voice=lambda conds: Voice.from_conditionals(model, conds),
         readme=README,
         dtype=dtype,
-        overwrite=overwrite,
-        weights_sha256=weights_sha256,
-        snapshot=snapshot,
-        graphs=graphs,
-        precisions=precisions,
-        progress=progress,
-        key=key,
-        info=info,
+        **options,
     )

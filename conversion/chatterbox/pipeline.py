@@ -24,29 +24,13 @@ import numpy as np
 from conversion.chatterbox.sampling import CHATTERBOX_ORDER
 from conversion.core.host.sampling import SamplingConfig
 from conversion.s3gen import pipeline as s3gen_pipeline
-from conversion.s3gen.pipeline import (
-    SPEECH_VOCAB,
-    TOKEN_REPORT_EVERY,
-    ChunkResult,
-    S3GenPipeline,
-)
+from conversion.s3gen.pipeline import ChunkResult as ChunkResult  # re-exported
 
 from .config import SAMPLE_RATE, TOKEN_HOP, ChatterboxConfig
 from .t3 import host as host_t3
 from .t3.graphs import START_SPEECH, T3_VOCAB
 from .text import TextTokenizer
 from .voice import Voice, VoiceError
-
-__all__ = [
-    "SPEECH_VOCAB",
-    "TOKEN_REPORT_EVERY",
-    "ChatterboxPipeline",
-    "ChunkDraws",
-    "ChunkResult",
-    "SpeakOptions",
-    "seconds_of",
-    "speech_tokens_for_s3gen",
-]
 
 
 @dataclass(frozen=True)
@@ -95,10 +79,10 @@ def speech_tokens_for_s3gen(tokens: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(tokens == START_SPEECH)
     if starts.size:
         tokens = tokens[starts[-1] + 1 :]
-    return tokens[tokens < SPEECH_VOCAB]
+    return tokens[tokens < s3gen_pipeline.SPEECH_VOCAB]
 
 
-class ChatterboxPipeline(S3GenPipeline):
+class ChatterboxPipeline(s3gen_pipeline.S3GenPipeline):
     """A loaded Chatterbox bundle: one Session over the graphs, the host tables and voice."""
 
     model = "chatterbox"

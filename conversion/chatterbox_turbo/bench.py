@@ -17,21 +17,10 @@ from __future__ import annotations
 import statistics
 import time
 
-import numpy as np
-
 from conversion.core.progress import progress_steps
 from conversion.core.runs import BenchRun
-from conversion.s3gen.bench import (
-    bundle_figures,
-    eager_figures,
-    eager_stages,
-    int8_decode_ms,
-    report,
-    t3_forward_ms,
-    time_utterance,
-)
+from conversion.s3gen import bench as s3gen_bench
 
-from .config import SAMPLE_RATE
 from .gate.ladder import GATE_TEXT, GATE_TOKENS, gate_bundles
 from .oracle.utterance import record
 from .pipeline import ChunkDraws, SpeakOptions, TurboPipeline
@@ -48,7 +37,7 @@ def run_bench(run: BenchRun) -> int:
     # inference_turbo's max_gen_len=n draws up to n + 1 tokens; the bundle's budget counts draws
     options = SpeakOptions(max_new_tokens=max_gen_len + 1)
     with progress_steps(4, "bench chatterbox_turbo") as bar:
-        with t3_forward_ms(model.t3) as step_ms:
+        with s3gen_bench.t3_forward_ms(model.t3) as step_ms:
             t = time.perf_counter()
             fx = record(model, GATE_TEXT, seed=seed, max_gen_len=max_gen_len)
             eager_total = time.perf_counter() - t
@@ -56,32 +45,31 @@ def run_bench(run: BenchRun) -> int:
         # its loop's forwards as `record` ran them, the first (the prefill) left out
         decode_step_ms = statistics.median(step_ms[1:]) if len(step_ms) > 1 else float("nan")
         repeats = run.repeats or EAGER_REPEATS
-        eager = eager_stages(model, fx, MEANFLOW_STEP_INPUTS, repeats, decode_step_ms)
+        eager = s3gen_bench.eager_stages(model, fx, MEANFLOW_STEP_INPUTS, repeats, decode_step_ms)
         bar.step("eager stages")
         with TurboPipeline(fp32) as pipeline:
-            timed = time_utterance(pipeline, GATE_TEXT, options, seed, run.profile)
+            timed = s3gen_bench.time_utterance(pipeline, GATE_TEXT, options, seed, run.profile)
         bar.step("bundle fp32")
         # T3 alone on the fp32 run's draws
         uniforms = ChunkDraws.from_seed(seed).uniforms
-        decode_int8 = int8_decode_ms(TurboPipeline, int8, timed.chunk.ids, options, uniforms)
+        decode_int8 = s3gen_bench.int8_decode_ms(
+            TurboPipeline, int8, timed.chunk.ids, options, uniforms
+        )
         bar.step("bundle int8 T3")
-    r = timed.result
-    audio_s = r.wav.size / SAMPLE_RATE
-    eager_audio_s = np.asarray(fx.outputs["wav_unwatermarked"]).size / SAMPLE_RATE
-    eager_est_calls = len(fx.intermediates["cfm_t"])
+    r, audio_s, eager_audio_s = timed.result, timed.audio_s, s3gen_bench.eager_audio_s(fx)
     figures: dict[str, float | int | str | None] = {
         "config": config.name,
         "text": GATE_TEXT,
         "t3_tokens": int(r.t3.steps),
         "t3_stopped": bool(r.t3.stopped),
         "audio_s": round(audio_s, 3),
-        **bundle_figures(timed, decode_int8, audio_s),
+        **s3gen_bench.bundle_figures(timed, decode_int8),
         "eager_t3_tokens": int(fx.meta["t3_steps"]),
         "eager_audio_s": round(eager_audio_s, 3),
         "eager_oracle_rtf": round(eager_total / max(eager_audio_s, 1e-9), 3),
-        **eager_figures(eager, eager_est_calls, timed, audio_s, sum(step_ms), eager_audio_s),
+        **s3gen_bench.eager_figures(eager, fx, timed, sum(step_ms)),
     }
-    return report(figures, timed, eager, run.json_path)
+    return s3gen_bench.report(figures, timed, eager, run.json_path)
 
 
 __all__ = ["run_bench"]

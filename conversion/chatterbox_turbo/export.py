@@ -11,21 +11,14 @@ Chatterbox: fp32 (the parity reference), int8 (T3 int8), fp16 (T3 int8, the esti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conversion.core.export.program import AssetInfo
-from conversion.s3gen.export import (
-    DEFAULT_VOICE,
-    GRAPHS,
-    HOST_ARRAYS,
-    MIXES,
-    TOKENIZER,
-    graph_precisions,
-    s3gen_graph_spec,
-    write_s3gen_bundle,
-)
+from conversion.s3gen.export import DEFAULT_VOICE as DEFAULT_VOICE  # the layout, re-exported
+from conversion.s3gen.export import HOST_ARRAYS as HOST_ARRAYS
+from conversion.s3gen.export import TOKENIZER as TOKENIZER
+from conversion.s3gen.export import s3gen_graph_spec, write_s3gen_bundle
 
 from .config import TurboConfig
 from .t3.graphs import t3_graph_spec
@@ -34,18 +27,6 @@ from .voice import TurboVoice
 
 if TYPE_CHECKING:
     from chatterbox.tts_turbo import ChatterboxTurboTTS
-
-__all__ = [
-    "ASSET_INFO",
-    "DEFAULT_VOICE",
-    "GRAPHS",
-    "HOST_ARRAYS",
-    "MIXES",
-    "README",
-    "TOKENIZER",
-    "export_bundle",
-    "graph_precisions",
-]
 
 ASSET_INFO = AssetInfo(
     author="Resemble AI (Chatterbox Turbo); exported to Core AI by voxport",
@@ -86,21 +67,11 @@ def _spec(model: ChatterboxTurboTTS, config: TurboConfig, graph: str) -> Any:
 
 
 def export_bundle(
-    model: ChatterboxTurboTTS,
-    config: TurboConfig,
-    dest: Path,
-    dtype: str = "fp32",
-    overwrite: bool = False,
-    weights_sha256: str | None = None,
-    snapshot: Path | None = None,
-    graphs: Sequence[str] = GRAPHS,
-    precisions: dict[str, str] | None = None,
-    progress: bool = True,
-    key: dict | None = None,
-    info: AssetInfo | None = None,
+    model: ChatterboxTurboTTS, config: TurboConfig, dest: Path, dtype: str = "fp32", **options: Any
 ) -> Path:
-    """Export `graphs` of `model` into a bundle at `dest` (atomically); `precisions` overrides
-    the per-graph precision of `dtype` (the gate's int8-T3 and fp16-estimator side bundles)."""
+    """Export `model` into a bundle at `dest` (atomically): the S3Gen bundle with Turbo's T3;
+    `options` are `write_s3gen_bundle`'s (`graphs`, `precisions`: the gate's int8-T3 and
+    fp16-estimator side bundles override the per-graph precision of `dtype`)."""
     return write_s3gen_bundle(
         "chatterbox_turbo",
         model,
@@ -111,12 +82,5 @@ def export_bundle(
         default_voice=lambda conds: TurboVoice.from_conditionals(conds, source="conds.pt"),
         readme=README,
         dtype=dtype,
-        overwrite=overwrite,
-        weights_sha256=weights_sha256,
-        snapshot=snapshot,
-        graphs=graphs,
-        precisions=precisions,
-        progress=progress,
-        key=key,
-        info=info,
+        **options,
     )

@@ -22,13 +22,8 @@ from typing import Any
 import numpy as np
 
 from conversion.core.host.sampling import SamplingConfig
-from conversion.s3gen import pipeline as s3gen_pipeline
-from conversion.s3gen.pipeline import (
-    SPEECH_VOCAB,
-    TOKEN_REPORT_EVERY,
-    ChunkResult,
-    S3GenPipeline,
-)
+from conversion.s3gen.pipeline import SPEECH_VOCAB, S3GenPipeline
+from conversion.s3gen.pipeline import ChunkDraws as S3GenDraws
 
 from .config import N_CFM_TIMESTEPS, TurboConfig
 from .sampling import turbo_sampling
@@ -36,16 +31,6 @@ from .t3 import host as host_t3
 from .t3.graphs import T3_VOCAB
 from .text import TurboTextTokenizer
 from .voice import TurboVoice, VoiceError
-
-__all__ = [
-    "SPEECH_VOCAB",
-    "TOKEN_REPORT_EVERY",
-    "ChunkDraws",
-    "ChunkResult",
-    "SpeakOptions",
-    "TurboPipeline",
-    "speech_tokens_for_s3gen",
-]
 
 S3GEN_SIL = 4299  # chatterbox.models.s3gen.const.S3GEN_SIL: generate() appends three
 TRAILING_SILENCE = 3
@@ -69,7 +54,7 @@ class SpeakOptions:
         return turbo_sampling(self.temperature, self.top_k, self.top_p, self.repetition_penalty)
 
 
-class ChunkDraws(s3gen_pipeline.ChunkDraws):
+class ChunkDraws(S3GenDraws):
     """One chunk's randomness; any part left None is drawn from the seed."""
 
     t3_vocab = T3_VOCAB  # uniforms: [draws, 6563]

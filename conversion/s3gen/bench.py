@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from conversion.core.runtime.profile import add_profile, profile_calls
 from conversion.core.threads import EAGER_THREADS
 from oracles.hooks import forward_hooks
+
+from .sizes import SAMPLE_RATE
 
 # bundle function names ("graph.function") by stage: the graphs both models export
 STAGES = {
@@ -162,6 +165,15 @@ class BundleRun:
     decode_ms: float  # `median_decode_ms`
     ops: Any  # `profile_calls`, with --profile
 
+    @property
+    def audio_s(self) -> float:
+        return self.result.wav.size / SAMPLE_RATE
+
+
+def eager_audio_s(fx: Any) -> float:
+    """The seconds of the oracle's utterance (before the publisher's watermark)."""
+    return np.asarray(fx.outputs["wav_unwatermarked"]).size / SAMPLE_RATE
+
 
 def time_utterance(
     pipeline: Any, text: str, options: Any, seed: int, profile: bool = False
@@ -186,10 +198,10 @@ def int8_decode_ms(
         return median_decode_ms(pipeline)
 
 
-def bundle_figures(run: BundleRun, decode_int8: float, audio_s: float) -> dict[str, Any]:
+def bundle_figures(run: BundleRun, decode_int8: float) -> dict[str, Any]:
     """The bundle's figures: T3's decode (fp32, int8) and prefill, each S3Gen stage, its
     runtime calls and real-time factor."""
-    fn_ms = run.function_ms
+    fn_ms, audio_s = run.function_ms, run.audio_s
     stages, counts = stage_ms(fn_ms), stage_calls(fn_ms)
     est_calls = [v for k, v in fn_ms.items() if k.startswith("flow_estimator.")]
     return {
@@ -207,28 +219,25 @@ def bundle_figures(run: BundleRun, decode_int8: float, audio_s: float) -> dict[s
 
 
 def eager_figures(
-    eager: Mapping[str, float],
-    eager_estimator_calls: int,
-    run: BundleRun,
-    audio_s: float,
-    eager_t3_ms: float,
-    eager_audio_s: float,
+    eager: Mapping[str, float], fx: Any, run: BundleRun, eager_t3_ms: float
 ) -> dict[str, Any]:
-    """The eager figures (`eager_stages`), then every stage per second of audio beside the
-    eager loop's (its T3 forwards summed: `eager_t3_ms`), peak RSS and threads."""
+    """The eager figures (`eager_stages`, the oracle `fx`'s estimator calls), then every stage
+    per second of audio beside the eager loop's (its T3 forwards summed: `eager_t3_ms`), peak
+    RSS and threads."""
+    eager_estimator_calls = len(fx.intermediates["cfm_t"])
     return {
         **{k: round(v, 2) for k, v in eager.items()},
         "eager_estimator_calls": eager_estimator_calls,
         **per_audio_second(
             stage_ms(run.function_ms),
             sum(run.result.calls.values()),
-            audio_s,
+            run.audio_s,
             {
                 "t3": eager_t3_ms,
                 "estimator": eager["eager_estimator_ms_per_call"] * eager_estimator_calls,
                 "vocoder": eager["eager_vocoder_ms"],
             },
-            eager_audio_s,
+            eager_audio_s(fx),
         ),
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "threads": EAGER_THREADS,
@@ -260,6 +269,7 @@ def report(
 __all__ = [
     "BundleRun",
     "bundle_figures",
+    "eager_audio_s",
     "eager_figures",
     "eager_s3gen_ms",
     "eager_stages",
