@@ -79,7 +79,7 @@ def bench_options(_args: argparse.Namespace, _config) -> None:
 def tokenize(args: argparse.Namespace) -> int:
     """`voxport tokenize chatterbox TEXT`: the chunks the pipeline would speak (text after the
     publisher's punc_norm, ids with SOT/EOT) as JSON on stdout: a host's `VP_TOKENS`."""
-    from conversion.s3gen.cli import print_chunks
+    from conversion.s3gen.text_chunks import print_chunks
 
     from .text import TextTokenizer
 

@@ -73,7 +73,7 @@ def bench_options(_args: argparse.Namespace, _config) -> None:
 def tokenize(args: argparse.Namespace) -> int:
     """`voxport tokenize chatterbox_turbo TEXT`: the chunks the pipeline would speak (text
     after the publisher's Turbo punc_norm, GPT-2 ids) as JSON on stdout."""
-    from conversion.s3gen.cli import print_chunks
+    from conversion.s3gen.text_chunks import print_chunks
 
     from .text import TurboTextTokenizer
 
