@@ -21,7 +21,7 @@ from conversion.core.errors import WeightsError
 from conversion.core.json_file import JsonFileError, load_json_object
 from conversion.s3gen.sizes import MEL_HOP as MEL_HOP  # the S3Gen rates, re-exported
 from conversion.s3gen.sizes import SAMPLE_RATE as SAMPLE_RATE
-from conversion.s3gen.sizes import TOKEN_HOP, constructors_patched
+from conversion.s3gen.sizes import TOKEN_HOP, constructors_patched, speech_budget_fit_problems
 
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
 
@@ -70,25 +70,8 @@ class ChatterboxConfig:
 
     def flow_fit_problems(self) -> list[str]:
         """Why the longest allowed prompt + a full T3 chunk would not fit the S3Gen buckets
-        (empty when it fits). The encoder is full attention: it cannot be chunked exactly."""
-        tokens = self.prompt_tokens_max + self.speech_budget
-        problems = []
-        if tokens > max(self.encoder_tokens):
-            problems.append(
-                f"prompt {self.prompt_tokens_max} + speech {self.speech_budget} = {tokens} "
-                f"tokens > the largest encoder bucket {max(self.encoder_tokens)}"
-            )
-        if 2 * tokens > max(self.estimator_frames):
-            problems.append(
-                f"{2 * tokens} mel frames > the largest estimator bucket "
-                f"{max(self.estimator_frames)}"
-            )
-        if 2 * self.speech_budget > max(self.vocoder_frames):
-            problems.append(
-                f"{2 * self.speech_budget} generated frames > the largest vocoder bucket "
-                f"{max(self.vocoder_frames)}"
-            )
-        return problems
+        (empty when it fits)."""
+        return speech_budget_fit_problems(self, self.prompt_tokens_max, self.speech_budget)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (tuples as lists), as a bundle manifest reads back."""

@@ -4,7 +4,6 @@ has (`export`, `gate`, `bench`, `speak`: `conversion/cli/verbs.py`), turned into
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,21 +73,11 @@ def bench_options(_args: argparse.Namespace, _config) -> None:
 def tokenize(args: argparse.Namespace) -> int:
     """`voxport tokenize chatterbox_turbo TEXT`: the chunks the pipeline would speak (text
     after the publisher's Turbo punc_norm, GPT-2 ids) as JSON on stdout."""
-    from .export import TOKENIZER
+    from conversion.s3gen.text_chunks import print_chunks
+
     from .text import TurboTextTokenizer
 
-    folder, config = PORT.resolve(args.weights, args.config, args.weights_seed)
-    tokenizer_json = Path(folder) / TOKENIZER
-    if not tokenizer_json.is_file():
-        raise UserError(f"chatterbox_turbo: {folder} has no {TOKENIZER}: pass a complete snapshot")
-    chunks = TurboTextTokenizer(tokenizer_json).chunks(args.text, config.text_budget)
-    doc = {
-        "model": "chatterbox_turbo",
-        "text_budget": config.text_budget,
-        "chunks": [{"text": c.text, "ids": [int(i) for i in c.ids]} for c in chunks],
-    }
-    print(json.dumps(doc, ensure_ascii=False))
-    return 0
+    return print_chunks(PORT, TurboTextTokenizer, args)
 
 
 def voice(args: argparse.Namespace) -> int:

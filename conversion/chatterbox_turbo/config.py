@@ -21,11 +21,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from conversion.s3gen.sizes import constructors_patched
+from conversion.s3gen.sizes import SAMPLE_RATE as SAMPLE_RATE  # the S3Gen rates, re-exported
+from conversion.s3gen.sizes import TOKEN_HOP as TOKEN_HOP
+from conversion.s3gen.sizes import constructors_patched, speech_budget_fit_problems
 
 CONFIG_FILE = "voxport-config.json"  # only in snapshots we write; absent = published sizes
-SAMPLE_RATE = 24_000
-TOKEN_HOP = 960  # 24 kHz samples per speech token (25 Hz); two mel frames per token
 T3_PROMPT_HOP = 640  # 16 kHz samples per speech token: T3's voice prompt is tokenized at 16 kHz
 TEXT_VOCAB = 50_276  # from_local: T3Config(text_tokens_dict_size=50276); len(tokenizer) too
 SPEECH_VOCAB_SIZE = 6_563  # from_local: hp.speech_tokens_dict_size (6561 tokens + start + stop)
@@ -104,22 +104,7 @@ class TurboConfig:
             )
         if self.kv_length > self.t3_positions:
             problems.append(f"KV length {self.kv_length} > GPT-2's {self.t3_positions} positions")
-        tokens = self.prompt_tokens_max + self.speech_budget
-        if tokens > max(self.encoder_tokens):
-            problems.append(
-                f"prompt {self.prompt_tokens_max} + speech {self.speech_budget} = {tokens} "
-                f"tokens > the largest encoder bucket {max(self.encoder_tokens)}"
-            )
-        if 2 * tokens > max(self.estimator_frames):
-            problems.append(
-                f"{2 * tokens} mel frames > the largest estimator bucket "
-                f"{max(self.estimator_frames)}"
-            )
-        if 2 * self.speech_budget > max(self.vocoder_frames):
-            problems.append(
-                f"{2 * self.speech_budget} generated frames > the largest vocoder bucket "
-                f"{max(self.vocoder_frames)}"
-            )
+        problems += speech_budget_fit_problems(self, self.prompt_tokens_max, self.speech_budget)
         return problems
 
     def to_json(self) -> dict[str, Any]:

@@ -1,10 +1,8 @@
-"""Build a Chatterbox Turbo bundle: five graphs at their buckets, the host's tables and voice.
+"""Build a Chatterbox Turbo bundle: five graphs at their buckets, the host's tables and voice
+(the S3Gen bundle, `conversion/s3gen/export.py`, with Turbo's T3).
 
     t3              prefill_P{P} + decode, one KV state (batch 1, no CFG)   int8 | fp32
-    flow_encoder    encode_N{n}: tokens -> mu                              fp32
     flow_estimator  estimate_F{f}: one mean-flow velocity (x, t, r)        fp32 | fp16
-    hift_f0         f0_F{f}: mel -> f0                                     fp32
-    hift_trunk      trunk_F{f}: mel + source STFT -> magnitude, phase      fp32
 
 The S3Gen graphs are the shared ones (`conversion/s3gen/`): the estimator's spec sees the
 mean-flow decoder and exports it at batch 1 with its `r` input. `--dtype` picks the mix as for
@@ -13,20 +11,14 @@ Chatterbox: fp32 (the parity reference), int8 (T3 int8), fp16 (T3 int8, the esti
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conversion.core.bundle import BundleWriter
-from conversion.core.export.precision import Precision
 from conversion.core.export.program import AssetInfo
-from conversion.core.progress import progress_steps
-from conversion.s3gen.flow.graphs import encoder_graph_spec, estimator_graph_spec
-from conversion.s3gen.flow.host import flow_host_arrays
-from conversion.s3gen.hift.graphs import f0_graph_spec, trunk_graph_spec
-from conversion.s3gen.hift.host import hift_host_arrays
-from conversion.s3gen.host_files import add_license_and_readme
+from conversion.s3gen.export import DEFAULT_VOICE as DEFAULT_VOICE  # the layout, re-exported
+from conversion.s3gen.export import HOST_ARRAYS as HOST_ARRAYS
+from conversion.s3gen.export import TOKENIZER as TOKENIZER
+from conversion.s3gen.export import s3gen_graph_spec, write_s3gen_bundle
 
 from .config import TurboConfig
 from .t3.graphs import t3_graph_spec
@@ -41,15 +33,6 @@ ASSET_INFO = AssetInfo(
     license="MIT",
     description="Chatterbox Turbo text-to-speech (GPT-2 T3, mean-flow S3Gen) with voice cloning",
 )
-GRAPHS = ("t3", "flow_encoder", "flow_estimator", "hift_f0", "hift_trunk")
-HOST_ARRAYS = {"t3": "t3_host.npz", "flow": "flow_host.npz", "hift": "hift_host.npz"}
-DEFAULT_VOICE = "voice_default.npz"
-TOKENIZER = "tokenizer.json"
-MIXES: dict[str, dict[str, str]] = {
-    "fp32": {},
-    "int8": {"t3": "int8"},
-    "fp16": {"t3": "int8", "flow_estimator": "fp16"},
-}
 
 README = """\
 # Chatterbox Turbo bundle (voxport)
@@ -77,74 +60,27 @@ Every file is hashed in `manifest.json` (`meta.files`); verify before loading.
 """
 
 
-def graph_precisions(dtype: str) -> dict[str, str]:
-    """Each graph's precision in a bundle of `dtype`."""
-    return {g: MIXES[dtype].get(g, "fp32") for g in GRAPHS}
-
-
 def _spec(model: ChatterboxTurboTTS, config: TurboConfig, graph: str) -> Any:
     if graph == "t3":
         return t3_graph_spec(model.t3, config.kv_length, config.prefill_buckets)
-    builders = {
-        "flow_encoder": encoder_graph_spec,
-        "flow_estimator": estimator_graph_spec,
-        "hift_f0": f0_graph_spec,
-        "hift_trunk": trunk_graph_spec,
-    }
-    return builders[graph](model, config)
+    return s3gen_graph_spec(model, config, graph)
 
 
 def export_bundle(
-    model: ChatterboxTurboTTS,
-    config: TurboConfig,
-    dest: Path,
-    dtype: str = "fp32",
-    overwrite: bool = False,
-    weights_sha256: str | None = None,
-    snapshot: Path | None = None,
-    graphs: Sequence[str] = GRAPHS,
-    precisions: dict[str, str] | None = None,
-    progress: bool = True,
-    key: dict | None = None,
-    info: AssetInfo | None = None,
+    model: ChatterboxTurboTTS, config: TurboConfig, dest: Path, dtype: str = "fp32", **options: Any
 ) -> Path:
-    """Export `graphs` of `model` into a bundle at `dest` (atomically); `precisions` overrides
-    the per-graph precision of `dtype` (the gate's int8-T3 and fp16-estimator side bundles)."""
-    per_graph = {**graph_precisions(dtype), **(precisions or {})}
-    specs = [_spec(model, config, g) for g in graphs]
-    total = sum(len(s.functions) for s in specs)
-    bundle_config = {
-        "config": config.to_json(),
-        "graphs": {g: per_graph[g] for g in graphs},
-        "buckets": {s.name: s.meta.get("buckets") for s in specs},
-    }
-    with (
-        progress_steps(total, "export chatterbox_turbo", enabled=progress) as bar,
-        BundleWriter(
-            dest,
-            "chatterbox_turbo",
-            precision=Precision.parse(dtype),
-            overwrite=overwrite,
-            weights_sha256=weights_sha256,
-            config=bundle_config,
-            key=key,
-            info=info,
-        ) as bundle,
-    ):
-        for spec in specs:
-            bundle.add_graph(
-                spec,
-                precision=per_graph[spec.name],
-                on_function=lambda fn, g=spec.name: bar.step(f"{g}.{fn}"),
-            )
-        bundle.add_arrays(HOST_ARRAYS["t3"], t3_host_arrays(model))
-        bundle.add_arrays(HOST_ARRAYS["flow"], flow_host_arrays(model))
-        bundle.add_arrays(HOST_ARRAYS["hift"], hift_host_arrays(model))
-        with tempfile.TemporaryDirectory(prefix="voxport-turbo-export-") as tmp:
-            if model.conds is not None:
-                default = TurboVoice.from_conditionals(model.conds, source="conds.pt")
-                bundle.add_file(default.save(Path(tmp) / DEFAULT_VOICE))
-        if snapshot is not None:
-            bundle.add_file(Path(snapshot) / TOKENIZER)
-        add_license_and_readme(bundle, README)
-    return Path(dest)
+    """Export `model` into a bundle at `dest` (atomically): the S3Gen bundle with Turbo's T3;
+    `options` are `write_s3gen_bundle`'s (`graphs`, `precisions`: the gate's int8-T3 and
+    fp16-estimator side bundles override the per-graph precision of `dtype`)."""
+    return write_s3gen_bundle(
+        "chatterbox_turbo",
+        model,
+        config,
+        dest,
+        spec=lambda graph: _spec(model, config, graph),
+        t3_arrays=lambda: t3_host_arrays(model),
+        default_voice=lambda conds: TurboVoice.from_conditionals(conds, source="conds.pt"),
+        readme=README,
+        dtype=dtype,
+        **options,
+    )

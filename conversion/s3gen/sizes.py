@@ -119,3 +119,29 @@ def constructors_patched(
         backbone.update(saved_backbone)
         for name, ctor in saved.items():
             setattr(s3gen_module, name, ctor)
+
+
+def speech_budget_fit_problems(
+    buckets: S3GenBuckets, prompt_tokens_max: int, speech_budget: int
+) -> list[str]:
+    """Why the longest allowed prompt + a full T3 chunk (`speech_budget` tokens) would not fit
+    S3Gen's `buckets` (empty when it fits). The encoder is full attention: it cannot be
+    chunked exactly."""
+    tokens = prompt_tokens_max + speech_budget
+    problems = []
+    if tokens > max(buckets.encoder_tokens):
+        problems.append(
+            f"prompt {prompt_tokens_max} + speech {speech_budget} = {tokens} "
+            f"tokens > the largest encoder bucket {max(buckets.encoder_tokens)}"
+        )
+    if 2 * tokens > max(buckets.estimator_frames):
+        problems.append(
+            f"{2 * tokens} mel frames > the largest estimator bucket "
+            f"{max(buckets.estimator_frames)}"
+        )
+    if 2 * speech_budget > max(buckets.vocoder_frames):
+        problems.append(
+            f"{2 * speech_budget} generated frames > the largest vocoder bucket "
+            f"{max(buckets.vocoder_frames)}"
+        )
+    return problems
