@@ -14,12 +14,17 @@ fault is idle. Either is a failure of the gate, not of the port: `KillTable.pass
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from conversion.core.errors import UserError
 from conversion.core.paths import write_json, write_text_file
@@ -259,3 +264,91 @@ def emit_table(
         write_json(json_path, table.to_dict())
     if markdown is not None:
         write_text_file(markdown, table.markdown())
+
+
+def result_replaced(obj: Any, name: str, **changes: Any):
+    """`obj.name(self)` (a method returning a dataclass, e.g. a speak options' sampling config)
+    answering with `changes` made to its result, for the block."""
+    return wrapped(
+        obj, name, lambda original: lambda self: dataclasses.replace(original(self), **changes)
+    )
+
+
+class SessionProxy:
+    """A runtime session whose `run` edits the feed of one graph's functions (those whose name
+    starts with `function`) before the real call; everything else is the session's."""
+
+    def __init__(self, session: Any, graph: str, function: str, edit: Callable[[dict], dict]):
+        self._session, self._graph, self._function, self._edit = session, graph, function, edit
+
+    def run(self, graph: str, function: str, feed: dict, **kwargs: Any) -> Any:
+        if graph == self._graph and function.startswith(self._function):
+            feed = self._edit(dict(feed))
+        return self._session.run(graph, function, feed, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+def feed_edited(module: Any, name: str, graph: str, function: str, edit: Callable[[dict], dict]):
+    """`module.name(session, ...)` called with a session that edits `graph.function`'s feed."""
+
+    def make(original):
+        def faulty(session, *args, **kwargs):
+            return original(SessionProxy(session, graph, function, edit), *args, **kwargs)
+
+        return faulty
+
+    return wrapped(module, name, make)
+
+
+def plus_one(key: str, delta: int = 1) -> Callable[[dict], dict]:
+    """A feed edit: the integer input `key` moved by `delta` (an index or length off by one)."""
+
+    def edit(feed: dict) -> dict:
+        feed[key] = np.asarray(feed[key]) + np.int32(delta)
+        return feed
+
+    return edit
+
+
+def run_bundle_mutants(
+    model: str,
+    mutants: Sequence[Mutant],
+    bundle: Path,
+    open_pipeline: Callable[[Path], AbstractContextManager[Any]],
+    rungs: Callable[[Any], Sequence[Rung]],
+    rebuild: Callable[[str, Path], Path],
+    cheap_first: Sequence[str],
+    first_kill: bool = False,
+) -> KillTable:
+    """The kill table of a model whose port is a bundle opened by `open_pipeline`: the baseline
+    and every host fault run `rungs(pipeline)` on the baseline `bundle`, opened once; a graph
+    fault's ladder runs on `rebuild(graph, dest)`, a copy of the bundle with that graph
+    re-exported while the fault is in, in a temp folder removed afterwards. With `first_kill`
+    each fault's ladder stops at its first failing rung, cheapest first (the baseline runs
+    whole)."""
+
+    def ladder(pipeline: Any, whole: bool) -> LadderReport:
+        if whole or not first_kill:
+            return run_ladder(model, rungs(pipeline), progress=False)
+        return first_kill_ladder(model, rungs(pipeline), cheap_first)
+
+    with open_pipeline(bundle) as baseline:
+
+        def evaluate(mutant: Mutant | None) -> LadderReport:
+            if mutant is None:
+                return ladder(baseline, whole=True)
+            if mutant.graph is None:
+                with mutant.inject():
+                    return ladder(baseline, whole=False)
+            with tempfile.TemporaryDirectory(prefix=f"voxport-{model}-mutant-") as tmp:
+                with mutant.inject():
+                    path = rebuild(mutant.graph, Path(tmp) / "bundle")
+                with open_pipeline(path) as pipeline:
+                    return ladder(pipeline, whole=False)
+
+        def progress(i: int, n: int, mutant: Mutant) -> None:
+            print(f"{model} mutants: [{i}/{n}] {mutant.name} ({mutant.where})", file=sys.stderr)
+
+        return run_catalogue(model, mutants, evaluate, on_mutant=progress)

@@ -10,32 +10,28 @@ it verifies like any bundle), in a temp folder removed afterwards.
 The ladder here is `gate.main_rungs`: every rung of the fp32 bundle (text, T3 teacher-forced
 and free-running, flow, HiFT, both end-to-end cases, the cloned voice). The int8-T3 and
 fp16-estimator side bundles' rungs and the step-count table are left out (they re-run rungs
-of this ladder on other precisions of the same graphs).
+of this ladder on other precisions of the same graphs). The run is
+`gates.mutants.run_bundle_mutants`; the S3Gen entries Turbo lists too, and the bundle copy a
+graph fault runs on, are `conversion/s3gen/faults.py`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
-import tempfile
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from conversion.core.export.graph_swap import bundle_with_graph
 from conversion.s3gen import faults
-from conversion.s3gen.flow import graphs as flow_graphs
 from conversion.s3gen.flow import host as flow_host
-from conversion.s3gen.hift import graphs as hift_graphs
-from gates.ladder import LadderReport, run_ladder
 from gates.mutants import (
     KillTable,
     Mutant,
-    first_kill_ladder,
+    feed_edited,
     patched,
-    run_catalogue,
+    plus_one,
+    result_replaced,
+    run_bundle_mutants,
     select,
     wrapped,
 )
@@ -49,37 +45,8 @@ from .t3 import host as t3_host
 # ------------------------------------------------------------------------------ T3 (host)
 
 
-class _SessionProxy:
-    """A session whose `run` edits the feed of one graph function before the real call."""
-
-    def __init__(self, session: Any, function: str, edit: Callable[[dict], dict]) -> None:
-        self._session, self._function, self._edit = session, function, edit
-
-    def run(self, graph: str, function: str, feed: dict, **kwargs: Any) -> Any:
-        if graph == t3_graphs.GRAPH and function.startswith(self._function):
-            feed = self._edit(dict(feed))
-        return self._session.run(graph, function, feed, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
-
-
-def _t3_feed(function: str, edit: Callable[[dict], dict]):
-    def make(generate):
-        def faulty(session, *args, **kwargs):
-            return generate(_SessionProxy(session, function, edit), *args, **kwargs)
-
-        return faulty
-
-    return wrapped(pipeline.host_t3, "generate", make)
-
-
-def _plus_one(key: str, delta: int = 1) -> Callable[[dict], dict]:
-    def edit(feed: dict) -> dict:
-        feed[key] = np.asarray(feed[key]) + np.int32(delta)
-        return feed
-
-    return edit
+def _t3_feed(function: str, edit):
+    return feed_edited(t3_host, "generate", t3_graphs.GRAPH, function, edit)
 
 
 def _step_embeds(token_scale: float = 1.0, step_shift: int = 0):
@@ -120,10 +87,7 @@ def _uncond_without_positions():
 
 
 def _sampling(**changes: Any):
-    def make(original):
-        return lambda self: dataclasses.replace(original(self), **changes)
-
-    return wrapped(pipeline.SpeakOptions, "sampling", make)
+    return result_replaced(pipeline.SpeakOptions, "sampling", **changes)
 
 
 def _no_eot():
@@ -137,19 +101,6 @@ def _no_eot():
 
 
 # --------------------------------------------------------------------------- voice (host)
-
-
-def _voice_file_mel_late():
-    """The voice writer stores the S3Gen prompt mel one frame late (rolled along time)."""
-
-    def make(original):
-        def faulty(self, path):
-            late = dataclasses.replace(self, prompt_feat=np.roll(self.prompt_feat, 1, axis=1))
-            return original(late, path)
-
-        return faulty
-
-    return wrapped(voice_mod.Voice, "save", make)
 
 
 def _voice_cap_short():
@@ -167,9 +118,6 @@ def _cfg_rate(rate: float):
         )
 
     return wrapped(flow_host, "_euler", make)
-
-
-# ---------------------------------------------------------------------------- HiFT (host)
 
 
 # ---------------------------------------------------------------------------------- graphs
@@ -200,12 +148,12 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant(
         "t3-kv-slot-off-by-one",
         "each decode step writes (and ropes) KV row position + 1",
-        _t3_feed("decode", _plus_one("position")),
+        _t3_feed("decode", plus_one("position")),
     ),
     Mutant(
         "t3-prefill-mask-off-by-one",
         "the prefill's length (its mask and logit row) one row short",
-        _t3_feed("prefill", _plus_one("length", -1)),
+        _t3_feed("prefill", plus_one("length", -1)),
     ),
     Mutant("sampler-min-p-off", "min-p not applied (0.05 -> off)", _sampling(min_p=0.0)),
     Mutant(
@@ -224,11 +172,7 @@ CATALOGUE: tuple[Mutant, ...] = (
         "the loop stops on 6561 (start) instead of the stop token 6562",
         lambda: patched(t3_host, "STOP_SPEECH", t3_graphs.START_SPEECH),
     ),
-    Mutant(
-        "voice-file-mel-one-frame-late",
-        "the voice file stores the S3Gen prompt mel one frame late",
-        _voice_file_mel_late(),
-    ),
+    faults.voice_file_mel_late(voice_mod.Voice),
     Mutant(
         "voice-prompt-cap-one-short",
         "the clone cuts S3Gen's prompt one token short of the cap",
@@ -241,84 +185,21 @@ CATALOGUE: tuple[Mutant, ...] = (
         faults.schedule(cosine=False),
     ),
     Mutant("cfm-cfg-rate", "the CFM's CFG rate 0.5 instead of 0.7", _cfg_rate(0.5)),
-    Mutant(
+    *faults.s3gen_mutants(
         "cfm-mask-off-by-one",
-        "the estimator's mask one frame longer than the real frames",
-        faults.mask_longer(),
-    ),
-    Mutant(
         "stft-replicate-pad",
-        "the source STFT pads by replication, not reflection",
-        faults.stft_pad("replicate"),
-    ),
-    Mutant(
         "istft-symmetric-window",
-        "iSTFT with a symmetric Hann, not periodic",
-        faults.istft("symmetric"),
-    ),
-    Mutant("istft-hop", "iSTFT hop 5 instead of 4", faults.istft(hop_delta=1)),
-    Mutant("istft-phase-sign", "iSTFT of exp(-i phase)", faults.istft(conjugate=True)),
-    Mutant(
+        "istft-hop",
+        "istft-phase-sign",
         "source-phase-fp16",
-        "the harmonic source's running phase summed in float16",
-        faults.fp16_running_phase(),
-    ),
-    Mutant(
         "vocoder-stride-blind-copy",
-        "the vocoder's pad reads the flow mel view as contiguous",
-        faults.stride_blind_pad(),
-    ),
-    Mutant(
         "hift-trunk-ignores-mel",
-        "the HiFT trunk graph ignores its mel (zeroed)",
-        faults.graph_input_zeroed(hift_graphs.Trunk, "mel"),
-        graph=hift_graphs.TRUNK_GRAPH,
-    ),
-    Mutant(
         "encoder-ignores-tokens",
-        "the flow encoder graph ignores its speech tokens (all id 0)",
-        faults.graph_input_zeroed(flow_graphs.FlowEncoder, "tokens"),
-        graph=flow_graphs.ENCODER_GRAPH,
-    ),
-    Mutant(
         "estimator-ignores-spks",
-        "the CFM estimator graph ignores the speaker embedding",
-        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "spks"),
-        graph=flow_graphs.ESTIMATOR_GRAPH,
-    ),
-    Mutant(
         "estimator-ignores-cond",
-        "the CFM estimator graph ignores the prompt mel (cond)",
-        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "cond"),
-        graph=flow_graphs.ESTIMATOR_GRAPH,
-    ),
-    Mutant(
         "estimator-ignores-mu",
-        "the CFM estimator graph ignores the encoder output (mu)",
-        faults.graph_input_zeroed(flow_graphs.FlowEstimator, "mu"),
-        graph=flow_graphs.ESTIMATOR_GRAPH,
     ),
 )
-
-# the config field holding each graph's buckets (a graph fault re-exports the smallest)
-_BUCKETS = {
-    "t3": "prefill_buckets",
-    "flow_encoder": "encoder_tokens",
-    "flow_estimator": "estimator_frames",
-    "hift_f0": "vocoder_frames",
-    "hift_trunk": "vocoder_frames",
-}
-
-
-def mutant_bundle(setup: Any, graph: str, dest: Path) -> Path:
-    """A copy of the baseline bundle with `graph` re-exported (as the port's torch code now
-    is) at its smallest bucket."""
-    from .export import ASSET_INFO, _spec
-
-    field = _BUCKETS[graph]
-    sizes = dataclasses.replace(setup.sizes, **{field: (min(getattr(setup.sizes, field)),)})
-    spec = _spec(setup.model, sizes, graph)
-    return bundle_with_graph(setup.bundle, spec, sizes.to_json(), dest, ASSET_INFO)
 
 
 # CI's cheaper mode runs the rungs cheapest first (graph calls: the text and voice rungs none,
@@ -337,33 +218,19 @@ def run_mutants(
     """The catalogue (or the faults `spec` names) against the gate's ladder at `seed`: the
     oracle recorded once, the baseline bundle opened once for every host fault. With
     `first_kill` each fault's ladder stops at its first failing rung (the baseline runs whole)."""
+    from . import export
     from .gate.ladder import main_rungs, prepare
     from .pipeline import ChatterboxPipeline
 
     mutants = select(CATALOGUE, spec)
     setup = prepare(model, config, bundles, seed, side=False)
-
-    def ladder(pipeline: Any, whole: bool) -> LadderReport:
-        rungs, _ = main_rungs(pipeline, setup)
-        if whole or not first_kill:
-            return run_ladder("chatterbox", rungs, progress=False)
-        return first_kill_ladder("chatterbox", rungs, _CHEAP_FIRST)
-
-    with ChatterboxPipeline(setup.bundle, isolate=True) as baseline:
-
-        def evaluate(mutant: Mutant | None) -> LadderReport:
-            if mutant is None:
-                return ladder(baseline, whole=True)
-            if mutant.graph is None:
-                with mutant.inject():
-                    return ladder(baseline, whole=False)
-            with tempfile.TemporaryDirectory(prefix="voxport-cbx-mutant-") as tmp:
-                with mutant.inject():
-                    path = mutant_bundle(setup, mutant.graph, Path(tmp) / "bundle")
-                with ChatterboxPipeline(path, isolate=True) as pipeline:
-                    return ladder(pipeline, whole=False)
-
-        def progress(i: int, n: int, mutant: Mutant) -> None:
-            print(f"chatterbox mutants: [{i}/{n}] {mutant.name} ({mutant.where})", file=sys.stderr)
-
-        return run_catalogue("chatterbox", mutants, evaluate, on_mutant=progress)
+    return run_bundle_mutants(
+        "chatterbox",
+        mutants,
+        setup.bundle,
+        lambda path: ChatterboxPipeline(path, isolate=True),
+        lambda pipeline: main_rungs(pipeline, setup)[0],
+        lambda graph, dest: faults.mutant_bundle(setup, graph, dest, export),
+        _CHEAP_FIRST,
+        first_kill,
+    )

@@ -1,14 +1,26 @@
 """Faults in the S3Gen host steps and graphs that Chatterbox and Chatterbox Turbo share, for
 their mutant catalogues (`gates.mutants.Mutant`'s `inject`): each returns a function that, when
-called, gives a context manager inside which the shared code has the fault."""
+called, gives a context manager inside which the shared code has the fault. `s3gen_mutants`
+gives the catalogue entries both models list the same way (each catalogue picks its own and
+keeps its own order: kill tables are compared by name), and `mutant_bundle` the copy of a
+bundle a graph fault runs on.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
-from gates.mutants import wrapped
+from conversion.core.export.graph_swap import bundle_with_graph
+from gates.mutants import Mutant, wrapped
 
+from .flow import graphs as flow_graphs
 from .flow import host as flow_host
+from .hift import graphs as hift_graphs
 from .hift import host as hift_host
 
 
@@ -102,3 +114,122 @@ def graph_input_zeroed(cls: type, argument: str):
         return faulty
 
     return wrapped(cls, "forward", make)
+
+
+# ------------------------------------------------------------------------ voice file (host)
+
+
+def voice_file_mel_late(voice_class: type) -> Mutant:
+    """The voice writer (`voice_class.save`) stores the S3Gen prompt mel one frame late (rolled
+    along time)."""
+
+    def make(original):
+        def faulty(self, path):
+            late = dataclasses.replace(self, prompt_feat=np.roll(self.prompt_feat, 1, axis=1))
+            return original(late, path)
+
+        return faulty
+
+    return Mutant(
+        "voice-file-mel-one-frame-late",
+        "the voice file stores the S3Gen prompt mel one frame late",
+        wrapped(voice_class, "save", make),
+    )
+
+
+# ------------------------------------------------------------------------ catalogue entries
+
+# name -> (fault, inject maker, graph): made when asked for, since a graph input is looked up
+# in the graph's signature (Turbo's estimator takes `r`, Chatterbox's calls leave it out)
+_ENTRIES: dict[str, tuple[str, Callable[[], Callable[[], Any]], str | None]] = {
+    "cfm-mask-off-by-one": (
+        "the estimator's mask one frame longer than the real frames",
+        mask_longer,
+        None,
+    ),
+    "stft-replicate-pad": (
+        "the source STFT pads by replication, not reflection",
+        lambda: stft_pad("replicate"),
+        None,
+    ),
+    "istft-symmetric-window": (
+        "iSTFT with a symmetric Hann, not periodic",
+        lambda: istft("symmetric"),
+        None,
+    ),
+    "istft-hop": ("iSTFT hop 5 instead of 4", lambda: istft(hop_delta=1), None),
+    "istft-phase-sign": ("iSTFT of exp(-i phase)", lambda: istft(conjugate=True), None),
+    "source-phase-fp16": (
+        "the harmonic source's running phase summed in float16",
+        fp16_running_phase,
+        None,
+    ),
+    "vocoder-stride-blind-copy": (
+        "the vocoder's pad reads the flow mel view as contiguous",
+        stride_blind_pad,
+        None,
+    ),
+    "hift-trunk-ignores-mel": (
+        "the HiFT trunk graph ignores its mel (zeroed)",
+        lambda: graph_input_zeroed(hift_graphs.Trunk, "mel"),
+        hift_graphs.TRUNK_GRAPH,
+    ),
+    "encoder-ignores-tokens": (
+        "the flow encoder graph ignores its speech tokens (all id 0)",
+        lambda: graph_input_zeroed(flow_graphs.FlowEncoder, "tokens"),
+        flow_graphs.ENCODER_GRAPH,
+    ),
+    "estimator-ignores-spks": (
+        "the flow estimator graph ignores the speaker embedding",
+        lambda: graph_input_zeroed(flow_graphs.FlowEstimator, "spks"),
+        flow_graphs.ESTIMATOR_GRAPH,
+    ),
+    "estimator-ignores-cond": (
+        "the CFM estimator graph ignores the prompt mel (cond)",
+        lambda: graph_input_zeroed(flow_graphs.FlowEstimator, "cond"),
+        flow_graphs.ESTIMATOR_GRAPH,
+    ),
+    "estimator-ignores-mu": (
+        "the CFM estimator graph ignores the encoder output (mu)",
+        lambda: graph_input_zeroed(flow_graphs.FlowEstimator, "mu"),
+        flow_graphs.ESTIMATOR_GRAPH,
+    ),
+    "estimator-ignores-r": (
+        "the mean-flow estimator graph ignores r (zeroed)",
+        lambda: graph_input_zeroed(flow_graphs.FlowEstimator, "r"),
+        flow_graphs.ESTIMATOR_GRAPH,
+    ),
+}
+
+
+def s3gen_mutants(*names: str) -> tuple[Mutant, ...]:
+    """The shared S3Gen catalogue entries `names`, in that order."""
+    unknown = [n for n in names if n not in _ENTRIES]
+    if unknown:
+        raise ValueError(f"no shared S3Gen fault {unknown}: known are {', '.join(_ENTRIES)}")
+    return tuple(
+        Mutant(name, _ENTRIES[name][0], _ENTRIES[name][1](), graph=_ENTRIES[name][2])
+        for name in names
+    )
+
+
+# ---------------------------------------------------------------------- a graph fault's bundle
+
+# the config field holding each graph's buckets (a graph fault re-exports the smallest)
+BUCKETS = {
+    "t3": "prefill_buckets",
+    "flow_encoder": "encoder_tokens",
+    "flow_estimator": "estimator_frames",
+    "hift_f0": "vocoder_frames",
+    "hift_trunk": "vocoder_frames",
+}
+
+
+def mutant_bundle(setup: Any, graph: str, dest: Path, export: Any) -> Path:
+    """A copy of the gate's baseline bundle (`setup.bundle`, exported at `setup.sizes`) with
+    `graph` re-exported by the model's `export._spec` (as the port's torch code now is) at its
+    smallest bucket, written at `dest`."""
+    field = BUCKETS[graph]
+    sizes = dataclasses.replace(setup.sizes, **{field: (min(getattr(setup.sizes, field)),)})
+    spec = export._spec(setup.model, sizes, graph)
+    return bundle_with_graph(setup.bundle, spec, sizes.to_json(), dest, export.ASSET_INFO)

@@ -8,7 +8,7 @@ from conversion.s3gen.gate_rungs import min_row_cosine as _min_row_cosine
 from gates.ladder import Rung
 
 from ..pipeline import ChatterboxPipeline, ChunkDraws, SpeakOptions
-from .case import Case, _oracle_tokens
+from .case import Case, oracle_tokens
 from .flow_rungs import COS_MEL
 from .t3_rungs import COS_T3
 
@@ -29,7 +29,7 @@ def e2e_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
                 case.voice,
                 SpeakOptions(),
                 draws=draws,
-                forced_tokens=_oracle_tokens(fx),
+                forced_tokens=oracle_tokens(fx),
             )
         return memo["r"]
 

@@ -10,7 +10,7 @@ from conversion.s3gen.gate_rungs import cos as _cos
 from gates.ladder import Measured, Rung
 
 from ..pipeline import ChatterboxPipeline
-from .case import Case, _speech_tokens
+from .case import Case, speech_tokens
 
 COS_ESTIMATOR = gate_rungs.COS_ESTIMATOR
 COS_MU = gate_rungs.COS_MU
@@ -28,7 +28,7 @@ def flow_rungs(pipeline: ChatterboxPipeline, case: Case) -> list[Rung]:
     voice = case.voice
 
     def flow_mel():
-        r = pipeline.flow(_speech_tokens(fx), voice, it["z"])
+        r = pipeline.flow(speech_tokens(fx), voice, it["z"])
         return it["mel"], r.mel
 
     return [
@@ -69,7 +69,7 @@ def step_count_table(pipeline: ChatterboxPipeline, case: Case, steps=(10, 8, 6, 
     S3Gen), same tokens and noise (the card's step table). Every row is an independent
     bundle run: the 10-step row is the bundle's 10-step flow against the publisher's."""
     fx = case.fixture
-    tokens = _speech_tokens(fx)
+    tokens = speech_tokens(fx)
     ref = fx.intermediates["mel"]
     rows = []
     for n in steps:

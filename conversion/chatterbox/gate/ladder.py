@@ -13,6 +13,7 @@ from pathlib import Path
 
 from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import BucketOverflowError, UserError
+from conversion.s3gen import gate_case
 from gates.ladder import LadderReport, Rung, run_ladder
 
 from .. import voice as voice_mod
@@ -85,36 +86,23 @@ def make_case(
 def voice_file_maker(
     model, ref_wav: Path, exaggeration: float, prompt_tokens_max: int | None
 ) -> Callable[[], Voice]:
-    """A function that writes the voice file `voxport voice` writes of `ref_wav` (its samples
-    kept in memory, so the file may go) into a temp folder and reads it back with the host's
-    reader: the port's clone as it is when called."""
-    import soundfile as sf
-
-    samples, rate = sf.read(ref_wav, dtype="float32")
-    subtype = sf.info(str(ref_wav)).subtype  # rewritten as it was: the same decoded samples
-    name = Path(ref_wav).name
-
-    def clone() -> Voice:
+    """A function that writes the voice file `voxport voice` writes of `ref_wav` and reads it
+    back with the host's reader (`gate_case.voice_file_maker`): the port's clone as it is
+    when called."""
+    return gate_case.voice_file_maker(
+        ref_wav,
         # looked up through the module when called, so a patched writer or reader is the one run
-        with tempfile.TemporaryDirectory(prefix="voxport-cbx-voice-") as tmp:
-            wav = Path(tmp) / name
-            sf.write(wav, samples, rate, subtype=subtype)
-            path = voice_mod.write_voice_file(
-                model, wav, Path(tmp) / "voice.npz", exaggeration, prompt_tokens_max
-            )
-            return voice_mod.Voice.load(path)
-
-    return clone
+        lambda wav, dest: voice_mod.write_voice_file(
+            model, wav, dest, exaggeration, prompt_tokens_max
+        ),
+        lambda path: voice_mod.Voice.load(path),
+        "voxport-cbx-voice-",
+    )
 
 
 def gate_bundles(bundles: BundleSource, config: ChatterboxConfig) -> tuple[Path, Path]:
     """The fp32 bundle at the gate's sizes and its int8-T3 sibling (T3 only)."""
-    sizes = gate_config(config)
-    # the published gate's bucket subset is a bundle of its own: speak's stays whole
-    variant = None if sizes == config else "gate"
-    fp32 = bundles.get(sizes, "fp32", variant=variant)
-    int8 = bundles.get(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
-    return fp32, int8
+    return gate_case.gate_bundles(bundles, config, gate_config(config))
 
 
 @dataclass
@@ -152,11 +140,7 @@ def prepare(
         )
 
     sizes = gate_config(config)
-    if side:
-        bundle, int8 = gate_bundles(bundles, config)
-    else:
-        variant = None if sizes == config else "gate"
-        bundle, int8 = bundles.get(sizes, "fp32", variant=variant), None
+    bundle, int8 = gate_case.gate_bundles(bundles, config, sizes, side)
     for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
         case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
     setup = GateSetup(model, config, sizes, cases, bundle, int8)

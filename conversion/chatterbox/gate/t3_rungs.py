@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from conversion.core.host.sampling import U_MAX, U_MIN, sample
+from conversion.core.host.sampling import sample
+from conversion.s3gen import gate_t3
 from conversion.s3gen.gate_rungs import min_row_cosine as _min_row_cosine
 from gates.ladder import Measured, Rung
 from oracles import Fixture
 
 from ..pipeline import ChatterboxPipeline, SpeakOptions
 from ..t3.graphs import START_SPEECH, STOP_SPEECH
-from .case import Case, _oracle_tokens
+from .case import Case, oracle_tokens
 
 # fp32 T3 logits (teacher-forced and e2e) vs the oracle's: measured 1 - 3e-13 reduced and 1
 # (>= 0.9999995) published; a KV row or a prefill row one off scores above 0.9999 (the bar
@@ -30,22 +31,15 @@ INT8_AGREEMENT = 0.9
 
 def _teacher_forced_draws(fx: Fixture, cond: np.ndarray, uncond: np.ndarray) -> Measured:
     """Draws from the bundle's logits with the oracle's uniforms and history, vs the oracle."""
-    options = SpeakOptions()
-    cfg = options.sampling()
-    tokens = _oracle_tokens(fx)
+    cfg = SpeakOptions().sampling()
+    tokens = oracle_tokens(fx)
     uniforms = fx.draws["t3_uniforms/0"]
-    history = [START_SPEECH]
-    misses = []
-    for step, token in enumerate(tokens):
-        drawn = int(
-            sample(cond[step], uniforms[step], cfg, np.asarray(history), uncond[step], None)
-        )
-        if drawn != int(token):
-            misses.append(f"step {step}: {drawn} vs {int(token)}")
-        history.append(int(token))
-    rate = 1.0 - len(misses) / max(len(tokens), 1)
-    note = f"{len(tokens) - len(misses)}/{len(tokens)} draws agree"
-    return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
+
+    def draw(step: int) -> int:
+        history = np.asarray([START_SPEECH, *(int(t) for t in tokens[:step])])
+        return sample(cond[step], uniforms[step], cfg, history, uncond[step], None)
+
+    return gate_t3.draw_agreement(tokens, len(tokens), draw)
 
 
 def t3_rungs(
@@ -57,7 +51,7 @@ def t3_rungs(
     def forced():
         if "cond" not in memo:
             r = pipeline.t3(
-                case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=_oracle_tokens(fx)
+                case.chunk.ids, case.voice, SpeakOptions(), forced_tokens=oracle_tokens(fx)
             )
             memo["cond"], memo["uncond"] = r.cond_logits, r.uncond_logits
         return memo["cond"], memo["uncond"]
@@ -85,27 +79,11 @@ def t3_rungs(
 
 
 def free_run_rung(pipeline: ChatterboxPipeline, case: Case) -> Rung:
-    fx = case.fixture
-
-    def tokens():
-        u = fx.draws["t3_uniforms/0"]
-        budget = int(fx.meta["max_new_tokens"])
-        if fx.meta["stopped_on_eos"] and budget > len(u):
-            # the oracle stopped on its own: the port gets the same budget, and fresh uniforms
-            # past the oracle's last draw (a port that misses the stop draws on)
-            rng = np.random.default_rng(len(u))
-            u = np.concatenate(
-                [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
-            )
-        r = pipeline.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
-        ref = _oracle_tokens(fx)  # the publisher's loop keeps the stop token it drew
-        got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
-        n = min(ref.size, got.size)
-        same = int(np.sum(ref[:n] == got[:n]))
-        first = next((i for i in range(n) if ref[i] != got[i]), None)
-        note = f"{same}/{ref.size} tokens equal" + (
-            f", first difference at step {first}" if first is not None else ""
-        )
-        return Measured(same / max(ref.size, got.size, 1), note)
-
-    return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
+    """T3 drawing on the oracle's uniforms within its `max_new_tokens`: the same tokens."""
+    return gate_t3.free_run_rung(
+        pipeline,
+        case,
+        int(case.fixture.meta["max_new_tokens"]),
+        lambda draws: SpeakOptions(max_new_tokens=draws),
+        STOP_SPEECH,
+    )

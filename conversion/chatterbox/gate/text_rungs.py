@@ -1,16 +1,14 @@
 """The text rung: voxport's text path (the bundle's tokenizer.json through `TextTokenizer`)
 against the publisher's (`punc_norm`, its tokenizer, SOT/EOT, via the oracle), piece by piece
-over voxport's split of each case text.
+over voxport's split of each case text (`gates.text_pieces`, shared with Turbo's gate).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from conversion.core.host.text_split import split_to_fit
-from gates.ladder import Measured, Rung
+from gates import text_pieces
+from gates.ladder import Rung
 
 from ..config import ChatterboxConfig
 from ..export import TOKENIZER
@@ -18,35 +16,12 @@ from ..text import TextChunk, TextTokenizer
 
 # The text rung: voxport's text path (the bundle's tokenizer.json through TextTokenizer) vs
 # the publisher's generate() text path (punc_norm, EnTokenizer, SOT/EOT), sentence by sentence.
-TEXT_CASES = (
-    "Hello from voxport.",
-    "hello world",  # lower-case start, no final punctuation
-    "Wait... what?  Really?",  # ellipsis, double space, two sentences
-    "He said: \u201cyes\u201d \u2014 and left; then\u2026 nothing",  # curly quotes, dashes
-    "It\u2019s 5 o\u2019clock - tea time , isn\u2019t it",  # apostrophes, spaced dash, " ,"
-    "Numbers 1, 2 and 3!   ",  # trailing spaces
-    "  leading spaces, lower case",  # punc_norm capitalises only a first character
-    "Two sentences. The second one (in brackets) ends here",  # sentences in one chunk
-)
 # Not in the rung: empty text, which the publisher answers with a stock sentence ("You need
 # to add some text for me to talk.") and voxport refuses with a one-line UserError.
 # Texts over the budget (reduced 60 ids, published 300): voxport splits them, the rung holds
-# each piece against the publisher's text path. Sentences that pack, a sentence split at its
-# clauses, clauses split at words, a word longer than the budget (cut by characters), and a
-# paragraph over the published budget even with a real BPE tokenizer (~4 characters an id).
-_PARAGRAPH = (
-    "The first sentence of the paragraph is plain. The second one, which is longer, carries "
-    "two clauses; a semicolon joins them. Does the third ask a question? It does! "
-)
-TEXT_LONG_CASES = (
-    "First one here. Second one here. Third sentence is a bit longer than the others.",
-    "One long sentence without a full stop, carrying clause after clause, comma after comma, "
-    "so that the split falls back on clauses and then on words when a clause alone is too "
-    "long for the budget",
-    "Antidisestablishmentarianismsupercalifragilisticexpialidociouspneumonoultramicroscopic "
-    "is one word too long for any budget here.",
-    _PARAGRAPH * 10,
-)
+# each piece against the publisher's text path.
+TEXT_CASES = text_pieces.TEXT_CASES
+TEXT_LONG_CASES = text_pieces.TEXT_LONG_CASES
 
 
 def text_chunk(bundle: Path, config: ChatterboxConfig, text: str) -> TextChunk:
@@ -57,69 +32,22 @@ def text_chunk(bundle: Path, config: ChatterboxConfig, text: str) -> TextChunk:
     return chunks[0]
 
 
-def publisher_pieces(model, text: str, budget: int) -> list[tuple[str, str, np.ndarray]]:
-    """`text` as the publisher's text path sees it once voxport has split it: voxport's split
-    (`split_to_fit`, sentences packed, fitting by the publisher's own id count; a text that
-    fits whole is one piece taken as given), then each piece through generate()'s text path
-    (`punc_norm`, the publisher's tokenizer, SOT/EOT): (piece, normalised text, ids) each."""
-    from ..oracle.t3 import _text_tokens
-
-    def ids(piece: str) -> np.ndarray:
-        return _text_tokens(model, piece)[1][0].numpy().astype(np.int64)
-
-    if ids(text).size <= budget:
-        pieces = [text]
-    else:
-        pieces = split_to_fit(text, lambda p: ids(p).size <= budget, merge_sentences=True)
-    return [(p, _text_tokens(model, p)[0], ids(p)) for p in pieces]
-
-
-def _text_case(model, tok: TextTokenizer, text: str, budget: int) -> str | None:
-    """None when voxport's chunks of `text` are the publisher's pieces (same count, each
-    piece's normalised text and ids, every chunk within the budget) and the pieces re-join to
-    the text (its characters, in order, whitespace aside); else what differs."""
-    want = publisher_pieces(model, text, budget)
-    # every character kept, in order, none added (a word cut by characters re-joins without
-    # its pieces' separating space, so whitespace is left out of the comparison)
-    rejoined = "".join("".join(p for p, _, _ in want).split())
-    if rejoined != "".join(text.split()):
-        return f"{text[:40]!r}: the split pieces do not re-join to the text ({rejoined[:40]!r})"
-    try:
-        got = tok.chunks(text, budget)
-    except Exception as err:  # noqa: BLE001 - a refusal is a disagreement, named
-        return f"{text[:40]!r}: {type(err).__name__}"
-    if len(got) != len(want):
-        return f"{text[:40]!r}: {len(got)} chunks vs the publisher's {len(want)} pieces"
-    for k, (chunk, (_, want_text, want_ids)) in enumerate(zip(got, want, strict=True)):
-        if chunk.ids.size > budget:
-            return f"{text[:40]!r} piece {k}: {chunk.ids.size} ids > budget {budget}"
-        if chunk.text != want_text:
-            return f"{text[:40]!r} piece {k}: {chunk.text!r} vs {want_text!r}"
-        if not np.array_equal(chunk.ids.astype(np.int64), want_ids):
-            return f"{text[:40]!r} piece {k}: ids differ ({chunk.ids.size} vs {want_ids.size})"
-    return None
-
-
 def text_rung(
     model, bundle: Path, config: ChatterboxConfig, cases=TEXT_CASES + TEXT_LONG_CASES
 ) -> Rung:
     """Voxport's text path vs the publisher's, per split piece.
 
     Voxport: `TextTokenizer.chunks` over the bundle's tokenizer.json (its split and its ids).
-    Publisher: voxport's split of the text (`publisher_pieces`), each piece through
-    `generate`'s own steps (`punc_norm`, `tokenizer.text_to_tokens`, SOT/EOT) as the oracle runs
-    them. The short cases are one piece each (punctuation edge cases); the long ones exceed
-    the budget and exercise `split_to_fit` (sentences, clauses, words, characters).
+    Publisher: voxport's split of the text (`text_pieces.publisher_pieces`), each piece
+    through `generate`'s own steps (`punc_norm`, `tokenizer.text_to_tokens`, SOT/EOT) as the
+    oracle runs them. The short cases are one piece each (punctuation edge cases); the long
+    ones exceed the budget and exercise `split_to_fit` (sentences, clauses, words, characters).
     """
+    from ..oracle.t3 import _text_tokens
 
-    def agreement() -> Measured:
-        tok = TextTokenizer(Path(bundle) / TOKENIZER)
-        budget = config.text_budget
-        bad = [m for m in (_text_case(model, tok, t, budget) for t in cases) if m is not None]
-        pieces = sum(len(tok.chunks(t, budget)) for t in cases if not bad)
-        n = len(cases)
-        note = f"{n - len(bad)}/{n} texts: same pieces, text and ids (budget {budget} ids"
-        note += f", {pieces} pieces)" if not bad else ")"
-        return Measured((n - len(bad)) / n, note + (f"; {'; '.join(bad[:3])}" if bad else ""))
-
-    return Rung("text.ids", "piece_agreement", 1.0, agreement, True)
+    return text_pieces.text_rung(
+        lambda: TextTokenizer(Path(bundle) / TOKENIZER),
+        text_pieces.oracle_text_ids(_text_tokens, model),
+        config.text_budget,
+        cases,
+    )

@@ -1,41 +1,15 @@
 """One gate case: the oracle's recorded fixture, the voice the bundle gets and voxport's text
-chunk, and the oracle's arrays every stage's rungs read."""
+chunk, and the oracle's arrays every stage's rungs read (the case and the tokens are
+`conversion.s3gen.gate_case`'s, shared with Chatterbox's gate)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
+from conversion.s3gen.gate_case import Case, oracle_tokens, speech_tokens
 from oracles import Fixture
 
-from ..text import TextChunk
-from ..voice import TurboVoice
-
-
-@dataclass
-class Case:
-    name: str
-    fixture: Fixture
-    voice: TurboVoice
-    chunk: TextChunk | None  # voxport's text path (`text_chunk`), filled once the bundle exists
-    # cloned: the publisher's conditionals, computed in memory by its prepare_conditionals
-    publisher: dict[str, np.ndarray] | None = None
-    # cloned: voxport's voice file made afresh from the same reference and read back
-    # (`ladder.make_case`), so `voice_rung` compares a side a fault in the writer or the reader
-    # moves; `voice` is one such file made when the case was
-    clone: Callable[[], TurboVoice] | None = None
-
-
-def oracle_tokens(fx: Fixture) -> np.ndarray:
-    """Every token the publisher's T3 drew, a final stop token included."""
-    return fx.intermediates["t3_tokens"].reshape(-1)
-
-
-def speech_tokens(fx: Fixture) -> np.ndarray:
-    """The tokens the oracle handed S3Gen (below 6561, then three S3GEN_SIL)."""
-    return fx.intermediates["speech_tokens"].reshape(-1)
+__all__ = ["Case", "flow_noise", "oracle_tokens", "speech_tokens"]
 
 
 def flow_noise(fx: Fixture) -> np.ndarray:

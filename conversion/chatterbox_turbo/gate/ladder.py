@@ -14,7 +14,7 @@ from pathlib import Path
 from conversion.core.bundle_source import BundleSource
 from conversion.core.errors import BucketOverflowError
 from conversion.core.runs import GateRun
-from conversion.s3gen import gate_rungs
+from conversion.s3gen import gate_case, gate_rungs
 from conversion.s3gen.snapshot import synthetic_reference
 from gates.ladder import LadderReport, Rung, run_ladder
 from oracles import Fixture
@@ -66,11 +66,7 @@ def gate_config(config: TurboConfig) -> TurboConfig:
 
 def gate_bundles(bundles: BundleSource, config: TurboConfig) -> tuple[Path, Path]:
     """The fp32 bundle at the gate's sizes and its int8-T3 sibling (T3 only)."""
-    sizes = gate_config(config)
-    variant = None if sizes == config else "gate"  # speak's published bundle stays whole
-    fp32 = bundles.get(sizes, "fp32", variant=variant)
-    int8 = bundles.get(sizes, "int8", graphs=("t3",), variant=f"{variant or 'gate'}-t3")
-    return fp32, int8
+    return gate_case.gate_bundles(bundles, config, gate_config(config))
 
 
 def make_case(model, name: str, text: str, steps: int, seed: int, config: TurboConfig,
@@ -116,24 +112,16 @@ def start_token_probe(model, text: str, seed: int) -> Fixture:
 
 
 def voice_file_maker(model, ref_wav: Path, config: TurboConfig) -> Callable[[], TurboVoice]:
-    """A function that writes the voice file `voxport voice` writes of `ref_wav` (its samples
-    kept in memory, so the file may go) into a temp folder and reads it back with the host's
-    reader: the port's clone as it is when called."""
-    import soundfile as sf
-
-    samples, rate = sf.read(ref_wav, dtype="float32")
-    subtype = sf.info(str(ref_wav)).subtype  # rewritten as it was: the same decoded samples
-    name = Path(ref_wav).name
-
-    def clone() -> TurboVoice:
+    """A function that writes the voice file `voxport voice` writes of `ref_wav` and reads it
+    back with the host's reader (`gate_case.voice_file_maker`): the port's clone as it is
+    when called."""
+    return gate_case.voice_file_maker(
+        ref_wav,
         # looked up through the module when called, so a patched writer or reader is the one run
-        with tempfile.TemporaryDirectory(prefix="voxport-turbo-voice-") as tmp:
-            wav = Path(tmp) / name
-            sf.write(wav, samples, rate, subtype=subtype)
-            path = voice_mod.write_voice_file(model, wav, Path(tmp) / "voice.npz", config)
-            return voice_mod.TurboVoice.load(path)
-
-    return clone
+        lambda wav, dest: voice_mod.write_voice_file(model, wav, dest, config),
+        lambda path: voice_mod.TurboVoice.load(path),
+        "voxport-turbo-voice-",
+    )
 
 
 @dataclass
@@ -169,11 +157,7 @@ def prepare(
         cases.append(make_case(model, "cloned", GATE_TEXT, steps, seed, config, ref))
 
     sizes = gate_config(config)
-    if side:
-        bundle, int8 = gate_bundles(bundles, config)
-    else:
-        variant = None if sizes == config else "gate"
-        bundle, int8 = bundles.get(sizes, "fp32", variant=variant), None
+    bundle, int8 = gate_case.gate_bundles(bundles, config, sizes, side)
     for case in cases:  # voxport's own text ids feed the bundle, not the oracle's
         case.chunk = text_chunk(bundle, sizes, GATE_TEXT)
     probe = start_token_probe(model, GATE_TEXT, seed)

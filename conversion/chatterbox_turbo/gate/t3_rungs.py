@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from conversion.core.host.sampling import U_MAX, U_MIN, gumbel_argmax, process_logits
+from conversion.core.host.sampling import gumbel_argmax, process_logits
+from conversion.s3gen import gate_t3
 from conversion.s3gen.gate_rungs import min_row_cosine
 from gates.ladder import Measured, Rung
 from oracles import Fixture
@@ -55,16 +56,12 @@ def _teacher_forced_draws(fx: Fixture, logits: np.ndarray) -> Measured:
     options = SpeakOptions()
     tokens = oracle_tokens(fx)
     uniforms = fx.draws["t3_uniforms/0"]
-    misses = []
-    n = min(len(tokens), len(logits))
-    for step in range(n):
+
+    def draw(step: int) -> int:
         scores = _processed(logits[step], step, [int(t) for t in tokens[:step]], options)
-        drawn = int(gumbel_argmax(scores, uniforms[step]))
-        if drawn != int(tokens[step]):
-            misses.append(f"step {step}: {drawn} vs {int(tokens[step])}")
-    rate = (n - len(misses)) / max(len(tokens), 1)
-    note = f"{n - len(misses)}/{len(tokens)} draws agree"
-    return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
+        return gumbel_argmax(scores, uniforms[step])
+
+    return gate_t3.draw_agreement(tokens, min(len(tokens), len(logits)), draw)
 
 
 def t3_rungs(pipeline: TurboPipeline, case: Case, tag: str, cos_min: float | None) -> list[Rung]:
@@ -141,28 +138,11 @@ def sampler_rung(fx: Fixture, probe: str = "") -> Rung:
 def free_run_rung(pipeline: TurboPipeline, case: Case) -> Rung:
     """T3 drawing on the oracle's uniforms: the same tokens, and the same stop (the oracle's
     tokens keep the stop it drew; the port's get it back when it stopped)."""
-    fx = case.fixture
-
-    def tokens() -> Measured:
-        u = fx.draws["t3_uniforms/0"]
-        budget = int(fx.meta["max_gen_len"]) + 1  # inference_turbo draws up to max_gen_len + 1
-        if fx.meta["stopped_on_eos"] and budget > len(u):
-            # the oracle stopped on its own: the port gets the same budget, and fresh uniforms
-            # past the oracle's last draw (a port that misses the stop draws on)
-            rng = np.random.default_rng(len(u))
-            u = np.concatenate(
-                [u, rng.random((budget - len(u), u.shape[1]), np.float32).clip(U_MIN, U_MAX)]
-            )
-        r = pipeline.t3(case.chunk.ids, case.voice, SpeakOptions(max_new_tokens=len(u)), uniforms=u)
-        ref = oracle_tokens(fx)
-        got = np.append(r.tokens, STOP_SPEECH) if r.stopped else r.tokens
-        n = min(ref.size, got.size)
-        same = int(np.sum(ref[:n] == got[:n]))
-        first = next((i for i in range(n) if ref[i] != got[i]), None)
-        note = f"{same}/{ref.size} tokens equal" + (
-            f", first difference at step {first}" if first is not None else ""
-        )
-        note += f"; stopped: port {r.stopped}, oracle {bool(fx.meta['stopped_on_eos'])}"
-        return Measured(same / max(ref.size, got.size, 1), note)
-
-    return Rung("t3[fp32].free_run", "token_agreement", 1.0, tokens, True)
+    return gate_t3.free_run_rung(
+        pipeline,
+        case,
+        int(case.fixture.meta["max_gen_len"]) + 1,  # inference_turbo draws up to max_gen_len + 1
+        lambda draws: SpeakOptions(max_new_tokens=draws),
+        STOP_SPEECH,
+        say_stop=True,
+    )
