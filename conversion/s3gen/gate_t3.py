@@ -30,6 +30,22 @@ def draw_agreement(tokens: np.ndarray, n: int, draw: Callable[[int], int]) -> Me
     return Measured(rate, note + (f"; misses: {', '.join(misses[:8])}" if misses else ""))
 
 
+def forced_rungs(
+    tag: str,
+    cos_min: float | None,
+    logits_cos: Callable[[], Any],
+    draws: Callable[[], Measured],
+    draws_min: float,
+) -> list[Rung]:
+    """T3 teacher-forced on the `tag` bundle: `t3[tag].logits` (when `cos_min` is given) and
+    `t3[tag].draws`, at least `draws_min` of the draws alike."""
+    rungs = []
+    if cos_min is not None:
+        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    rungs.append(Rung(f"t3[{tag}].draws", "draw_agreement", draws_min, draws, True))
+    return rungs
+
+
 def free_run_rung(
     pipeline: Any,
     case: Case,

@@ -62,20 +62,11 @@ def t3_rungs(
         n = min(len(cond), len(ref_c))
         return min(_min_row_cosine(ref_c[:n], cond[:n]), _min_row_cosine(ref_u[:n], uncond[:n]))
 
-    rungs = []
-    if cos_min is not None:
-        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    def draws() -> Measured:
+        return _teacher_forced_draws(fx, *forced())
+
     draws_min = 1.0 if tag == "fp32" else INT8_AGREEMENT
-    rungs.append(
-        Rung(
-            f"t3[{tag}].draws",
-            "draw_agreement",
-            draws_min,
-            lambda: _teacher_forced_draws(fx, *forced()),
-            True,
-        )
-    )
-    return rungs
+    return gate_t3.forced_rungs(tag, cos_min, logits_cos, draws, draws_min)
 
 
 def free_run_rung(pipeline: ChatterboxPipeline, case: Case) -> Rung:

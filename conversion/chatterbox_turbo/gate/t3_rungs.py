@@ -82,20 +82,11 @@ def t3_rungs(pipeline: TurboPipeline, case: Case, tag: str, cos_min: float | Non
             return Measured(0.0, f"{got.shape[0]} steps vs the oracle's {ref.shape[0]}")
         return Measured(min_row_cosine(ref, got), f"{ref.shape[0]} steps")
 
-    rungs = []
-    if cos_min is not None:
-        rungs.append(Rung(f"t3[{tag}].logits", "min_step_cosine", cos_min, logits_cos, True))
+    def draws() -> Measured:
+        return _teacher_forced_draws(fx, forced())
+
     draws_min = 1.0 if tag == "fp32" else INT8_AGREEMENT
-    rungs.append(
-        Rung(
-            f"t3[{tag}].draws",
-            "draw_agreement",
-            draws_min,
-            lambda: _teacher_forced_draws(fx, forced()),
-            True,
-        )
-    )
-    return rungs
+    return gate_t3.forced_rungs(tag, cos_min, logits_cos, draws, draws_min)
 
 
 def prefill_rows_rung(pipeline: TurboPipeline, case: Case) -> Rung:
