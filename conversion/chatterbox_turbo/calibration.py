@@ -37,8 +37,9 @@ import torch
 
 from .config import TurboConfig
 
-# bumped when the calibration changes: a cached random snapshot of another version is rewritten
-CALIBRATION = 2  # 2: HiFT calibrated
+# bumped when the calibration (or the snapshot it writes) changes: a cached random snapshot of
+# another version is rewritten
+CALIBRATION = 3  # 2: HiFT calibrated; 3: the size marker holds the graph buckets TurboConfig gained
 LOGIT_STD = 3.2
 STICKY = 0.1  # each speech row's lean toward its own input embedding, in LOGIT_STD units
 STOP_SLOPE = 0.5  # the stop logit's rise per position, in units of LOGIT_STD
