@@ -33,9 +33,9 @@ def test_bad_references_raise_the_shared_error(tmp_path):
 
 def test_both_models_raise_the_same_class():
     from conversion.audio8_tts import voice as audio8_voice
-    from conversion.chatterbox import voice as chatterbox_voice
+    from conversion.s3gen import reference as s3gen_reference  # Chatterbox's and Turbo's reader
 
-    assert audio8_voice.ReferenceAudioError is chatterbox_voice.ReferenceAudioError
+    assert audio8_voice.ReferenceAudioError is s3gen_reference.ReferenceAudioError
     assert audio8_voice.ReferenceAudioError is ReferenceAudioError
 
 
