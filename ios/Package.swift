@@ -110,7 +110,7 @@ let package = Package(
             name: "VoxportEndToEndTests",
             dependencies: ["VoxportBench", "VoxportHost", "VoxportText", "VoxportRunner", "VoxportCore", "VoxportTestSupport"] + coreAI,
             path: "Tests/VoxportEndToEndTests",
-            exclude: ["kokoro_case.py", "kokoro_text_case.py", "chatterbox_case.py", "audio8_case.py", "coreai_parity_case.py", "text_bench_case.py"]
+            exclude: ["kokoro_case.py", "kokoro_text_case.py", "chatterbox_case.py", "audio8_case.py", "coreai_parity_case.py", "text_bench_case.py", "chatterbox_turbo_case.py", "s3gen_case.py", "case_stdout.py"]
         ),
     ] + coreAIMirror
 )
